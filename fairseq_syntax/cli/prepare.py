@@ -1,0 +1,223 @@
+"""One command from a parallel corpus to a ready fairseq data-bin with syntax.
+
+Steps, for each split and side:
+
+1. syntax sides: use ``PREF.LANG.conllu`` if it exists, else parse
+   ``PREF.LANG`` with the chosen parser into ``WORKDIR/SPLIT.LANG.conllu``;
+   the tokenised text is the parse's surface tokens (or syntactic words with
+   ``--units words``). Sides without syntax use ``PREF.LANG`` as given
+   (whitespace-tokenised).
+2. check that every split has the same number of lines on both sides;
+3. learn BPE on train with subword-nmt (joint or separate, N merges) and
+   apply it to every split;
+4. run ``fairseq-preprocess`` on the BPE'd text;
+5. align the trees to the BPE tokens and binarize them next to the tokens.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from fairseq_syntax.cli import run
+from fairseq_syntax.errors import SyntaxDataError
+
+logger = logging.getLogger("fairseq_syntax.prepare")
+
+
+def get_parser():
+    p = argparse.ArgumentParser(
+        prog="preprocess/prepare.py",
+        description="Parallel corpus (raw text and/or CoNLL-U) -> fairseq data-bin with aligned syntax. For each "
+        "split prefix PREF and language L it reads PREF.L.conllu when present, else PREF.L (parsed if that side "
+        "needs syntax). Then BPE (subword-nmt), fairseq-preprocess, align, binarize.",
+    )
+    p.add_argument("--source-lang", "-s", required=True)
+    p.add_argument("--target-lang", "-t", required=True)
+    p.add_argument("--trainpref", required=True, help="prefix of the training files (PREF.L or PREF.L.conllu)")
+    p.add_argument("--validpref", default=None, help="prefix of the validation files")
+    p.add_argument("--testpref", default=None, help="prefix of the test files")
+    p.add_argument("--destdir", required=True, help="output data-bin directory")
+    p.add_argument("--workdir", default=None,
+                   help="intermediate files (parses, tokenised and BPE'd text, aligned syntax); default DESTDIR/work")
+    p.add_argument("--syntax", default="source,target",
+                   help="sides that get syntax data: 'source,target' (default), 'source', 'target' or 'none'")
+    p.add_argument("--parser", choices=["stanza", "spacy", "udpipe"], default="stanza",
+                   help="parser for syntax sides that have no CoNLL-U file (default stanza)")
+    p.add_argument("--parser-model-source", default=None,
+                   help="spacy package / udpipe model file for the source side")
+    p.add_argument("--parser-model-target", default=None,
+                   help="spacy package / udpipe model file for the target side")
+    p.add_argument("--stanza-dir", default=None, help="stanza model directory")
+    p.add_argument("--gpu", action="store_true", help="parse on the GPU")
+    p.add_argument("--pretokenized", action="store_true",
+                   help="raw text files are whitespace-tokenised: the parser keeps their tokens")
+    p.add_argument("--units", choices=["surface", "words"], default="surface",
+                   help="text to translate: surface tokens (default; 'zum' stays one token) or syntactic words "
+                   "('zu dem')")
+    p.add_argument("--bpe-merges", type=int, default=8000, help="number of BPE merge operations (default 8000)")
+    p.add_argument("--separate-bpe", action="store_true",
+                   help="learn one BPE model per language (default: joint BPE and a joined dictionary)")
+    p.add_argument("--workers", type=int, default=1, help="fairseq-preprocess workers")
+    p.add_argument("--preprocess-args", default="",
+                   help="extra arguments for fairseq-preprocess, e.g. '--thresholdsrc 2'")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return p
+
+
+def _count_lines(path):
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def _sides(spec):
+    spec = spec.strip()
+    if spec in ("", "none"):
+        return set()
+    sides = {x.strip() for x in spec.split(",")}
+    bad = sides - {"source", "target"}
+    if bad:
+        raise ValueError(f"--syntax: unknown side(s) {sorted(bad)}")
+    return sides
+
+
+def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
+    """Return (path of the whitespace-tokenised text, path of its CoNLL-U or None)."""
+    from fairseq_syntax.data.conllu import read_conllu
+
+    conllu = f"{pref}.{lang}.conllu"
+    raw = f"{pref}.{lang}"
+    if side in syntax_sides:
+        if not os.path.exists(conllu):
+            if not os.path.exists(raw):
+                raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
+            from fairseq_syntax.cli.parse import backend_options
+            from fairseq_syntax.parsing import build_parser, parse_file
+
+            out = os.path.join(work, f"{split}.{lang}.conllu")
+            ns = argparse.Namespace(
+                backend=args.parser, lang=lang, model_dir=args.stanza_dir, gpu=args.gpu,
+                pretokenized=args.pretokenized,
+                model=args.parser_model_source if side == "source" else args.parser_model_target,
+            )
+            parser = build_parser(args.parser, **backend_options(ns))
+            parse_file(parser, raw, out, progress=not args.no_progress)
+            conllu = out
+        tok = os.path.join(work, f"{split}.tok.{lang}")
+        with open(tok, "w", encoding="utf-8") as f:
+            for s in read_conllu(conllu):
+                f.write(" ".join(s.tokens if args.units == "surface" else s.words) + "\n")
+        return tok, conllu
+    if os.path.exists(raw):
+        tok = os.path.join(work, f"{split}.tok.{lang}")
+        shutil.copyfile(raw, tok)
+        return tok, None
+    if os.path.exists(conllu):
+        tok = os.path.join(work, f"{split}.tok.{lang}")
+        with open(tok, "w", encoding="utf-8") as f:
+            for s in read_conllu(conllu):
+                f.write(" ".join(s.tokens if args.units == "surface" else s.words) + "\n")
+        return tok, None
+    raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
+
+
+def learn_and_apply_bpe(args, texts, work, progress=True):
+    """Learn subword-nmt BPE on train; apply to all splits. Returns BPE'd paths."""
+    from subword_nmt.apply_bpe import BPE
+    from subword_nmt.learn_bpe import learn_bpe
+    from tqdm import tqdm
+
+    src, tgt = args.source_lang, args.target_lang
+    groups = [(src, tgt)] if not args.separate_bpe else [(src,), (tgt,)]
+    codes = {}
+    for langs in groups:
+        name = "joint" if len(langs) == 2 else langs[0]
+        code_path = os.path.join(work, f"bpe.codes.{name}")
+        train_cat = os.path.join(work, f"train.tok.cat.{name}")
+        with open(train_cat, "w", encoding="utf-8") as out:
+            for lang in langs:
+                with open(texts[("train", lang)], encoding="utf-8") as f:
+                    shutil.copyfileobj(f, out)
+        with open(train_cat, encoding="utf-8") as fin, open(code_path, "w", encoding="utf-8") as fout:
+            learn_bpe(fin, fout, args.bpe_merges, min_frequency=2)
+        os.remove(train_cat)
+        with open(code_path, encoding="utf-8") as fc:
+            bpe = BPE(fc)
+        for lang in langs:
+            codes[lang] = bpe
+    out_paths = {}
+    for (split, lang), path in texts.items():
+        out = os.path.join(work, f"{split}.bpe.{lang}")
+        bpe = codes[lang]
+        with open(path, encoding="utf-8") as fin, open(out, "w", encoding="utf-8") as fout:
+            for line in tqdm(fin, desc=f"bpe {split}.{lang}", unit="sent", disable=not progress, mininterval=1.0):
+                fout.write(bpe.process_line(line.strip()) + "\n")
+        out_paths[(split, lang)] = out
+    return out_paths
+
+
+def main(argv=None):
+    from fairseq_syntax.cli.binarize import binarize_corpus
+    from fairseq_syntax.data.subword_align import align_corpus
+
+    args = get_parser().parse_args(argv)
+    t_start = time.perf_counter()
+    src, tgt = args.source_lang, args.target_lang
+    syntax_sides = _sides(args.syntax)
+    work = args.workdir or os.path.join(args.destdir, "work")
+    os.makedirs(work, exist_ok=True)
+    os.makedirs(args.destdir, exist_ok=True)
+    for lang in (src, tgt):  # a label dictionary from an earlier run would be stale
+        stale = os.path.join(args.destdir, f"dict.{lang}.labels.txt")
+        if os.path.exists(stale):
+            os.remove(stale)
+    splits = [(s, p) for s, p in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)) if p]
+
+    texts, conllus = {}, {}
+    for split, pref in splits:
+        for lang, side in ((src, "source"), (tgt, "target")):
+            texts[(split, lang)], conllus[(split, lang)] = tokenised_text(
+                args, pref, split, lang, side, syntax_sides, work
+            )
+        n_src, n_tgt = _count_lines(texts[(split, src)]), _count_lines(texts[(split, tgt)])
+        if n_src != n_tgt:
+            raise SyntaxDataError(
+                f"{pref}.{{{src},{tgt}}}",
+                f"line count mismatch in split '{split}': {n_src} {src} sentences vs {n_tgt} {tgt} sentences",
+            )
+        logger.info("%s: %d sentence pairs", split, n_src)
+
+    bpe_paths = learn_and_apply_bpe(args, texts, work, progress=not args.no_progress)
+
+    cmd = [sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", src, "--target-lang", tgt,
+           "--destdir", args.destdir, "--workers", str(args.workers), "--dataset-impl", "mmap"]
+    for split, _ in splits:
+        cmd += [f"--{split}pref", os.path.join(work, f"{split}.bpe")]
+    if not args.separate_bpe:
+        cmd.append("--joined-dictionary")
+    cmd += args.preprocess_args.split()
+    logger.info("running %s", " ".join(cmd))
+    subprocess.run(cmd, check=True)
+
+    for split, _ in splits:
+        for lang, side in ((src, "source"), (tgt, "target")):
+            if side not in syntax_sides:
+                continue
+            corpus = align_corpus(conllus[(split, lang)], bpe_paths[(split, lang)], args.units,
+                                  progress=not args.no_progress)
+            corpus.write_text(os.path.join(work, f"{split}.{lang}"))
+            binarize_corpus(corpus, args.destdir, split, src, tgt, lang)
+    logger.info("prepared %s in %.1fs", args.destdir, time.perf_counter() - t_start)
+    print(f"data-bin ready: {args.destdir}")
+
+
+def cli_main(argv=None):
+    run(main, argv)
+
+
+if __name__ == "__main__":
+    cli_main()

@@ -1,0 +1,1 @@
+"""fairseq criterions of the plugin (added by the model issues)."""

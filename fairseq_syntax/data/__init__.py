@@ -1,0 +1,1 @@
+"""Syntax data: CoNLL-U, trees, subword alignment, datasets, synthetic corpus."""

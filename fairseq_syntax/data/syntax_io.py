@@ -1,0 +1,182 @@
+"""Aligned syntax files: text form, fairseq mmap binary form, loading.
+
+Text form (written by ``preprocess/align.py``), one line per sentence and
+one whitespace-separated field per BPE token of the same line:
+
+* ``PREFIX.words``  1-based node (word) index of each subword;
+* ``PREFIX.heads``  1-based head node of that word (0 = root);
+* ``PREFIX.labels`` dependency label of that word.
+
+Binary form (written by ``preprocess/binarize.py``), fairseq mmap indexed
+datasets named after the token datasets of fairseq-preprocess::
+
+    DEST/{split}.{src}-{tgt}.{lang}.words.{bin,idx}   int32
+    DEST/{split}.{src}-{tgt}.{lang}.heads.{bin,idx}   int32
+    DEST/{split}.{src}-{tgt}.{lang}.labels.{bin,idx}  int32 ids of
+    DEST/dict.{lang}.labels.txt                       (a fairseq Dictionary)
+
+Each syntax item has exactly one entry per BPE token, i.e. one fewer than
+the token item (fairseq appends EOS); :func:`check_sizes` enforces this.
+"""
+from __future__ import annotations
+
+import os
+from array import array
+from typing import Iterable, List, Optional, Sequence
+
+import numpy as np
+
+from fairseq_syntax.errors import SyntaxDataError
+
+FIELDS = ("words", "heads", "labels")
+
+
+class AlignedCorpus:
+    """Per-subword syntax of many sentences, kept flat for fast binarizing."""
+
+    def __init__(self):
+        self.words = array("i")
+        self.heads = array("i")
+        self.labels: List[str] = []
+        self.sizes: List[int] = []
+
+    def add(self, word: Sequence[int], head: Sequence[int], label: Sequence[str]) -> None:
+        self.words.extend(word)
+        self.heads.extend(head)
+        self.labels.extend(label)
+        self.sizes.append(len(word))
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def sentence(self, i: int):
+        start = sum(self.sizes[:i])
+        end = start + self.sizes[i]
+        return list(self.words[start:end]), list(self.heads[start:end]), self.labels[start:end]
+
+    # --- text form -------------------------------------------------------
+    def write_text(self, prefix: str) -> None:
+        offs = np.concatenate([[0], np.cumsum(self.sizes, dtype=np.int64)])
+        words = self.words.tolist()
+        heads = self.heads.tolist()
+        with open(prefix + ".words", "w", encoding="utf-8") as fw, open(
+            prefix + ".heads", "w", encoding="utf-8"
+        ) as fh, open(prefix + ".labels", "w", encoding="utf-8") as fl:
+            for k in range(len(self.sizes)):
+                a, b = offs[k], offs[k + 1]
+                fw.write(" ".join(map(str, words[a:b])) + "\n")
+                fh.write(" ".join(map(str, heads[a:b])) + "\n")
+                fl.write(" ".join(self.labels[a:b]) + "\n")
+
+    @classmethod
+    def read_text(cls, prefix: str) -> "AlignedCorpus":
+        """Read ``PREFIX.{words,heads,labels}``; check they agree line by line."""
+        corpus = cls()
+        paths = [prefix + "." + f for f in FIELDS]
+        for p in paths:
+            if not os.path.exists(p):
+                raise SyntaxDataError(p, "file not found (expected the output of preprocess/align.py)")
+        with open(paths[0], encoding="utf-8") as fw, open(paths[1], encoding="utf-8") as fh, open(
+            paths[2], encoding="utf-8"
+        ) as fl:
+            lineno = 0
+            for lineno, (lw, lh, ll) in enumerate(zip(fw, fh, fl), 1):
+                w, h, lab = lw.split(), lh.split(), ll.split()
+                if not (len(w) == len(h) == len(lab)):
+                    raise SyntaxDataError(
+                        f"{prefix}.{{words,heads,labels}}:{lineno}",
+                        f"field counts differ: {len(w)} words, {len(h)} heads, {len(lab)} labels",
+                    )
+                try:
+                    corpus.words.extend(map(int, w))
+                    corpus.heads.extend(map(int, h))
+                except ValueError:
+                    bad = next(x for x in w + h if not x.lstrip("-").isdigit())
+                    raise SyntaxDataError(f"{prefix}.words/.heads:{lineno}", f"non-integer field {bad!r}") from None
+                corpus.labels.extend(lab)
+                corpus.sizes.append(len(w))
+            for p, fh_ in zip(paths, (fw, fh, fl)):
+                extra = fh_.readline()
+                if extra:
+                    raise SyntaxDataError(p, f"has more lines than the others (line {lineno + 1} is extra)")
+        return corpus
+
+    # --- binary form -----------------------------------------------------
+    def write_binary(self, prefix: str, label_dict) -> None:
+        """Write mmap datasets ``PREFIX.{words,heads,labels}.{bin,idx}``."""
+        index = label_dict.indices
+        unk = label_dict.unk()
+        label_ids = array("i", [index.get(x, unk) for x in self.labels])
+        for field, data in (("words", self.words), ("heads", self.heads), ("labels", label_ids)):
+            write_mmap(prefix + "." + field, data, self.sizes)
+
+
+def write_mmap(prefix: str, data: array, sizes: Sequence[int]) -> None:
+    """Write an int32 fairseq MMapIndexedDataset (same format as its builder)."""
+    from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+    with open(prefix + ".bin", "wb") as f:
+        f.write(np.frombuffer(data, dtype=np.int32).tobytes() if len(data) else b"")
+    with MMapIndexedDataset.Index.writer(prefix + ".idx", np.int32) as idx:
+        idx.write(list(sizes))
+
+
+def build_label_dictionary(labels: Iterable[str]):
+    """A fairseq Dictionary of dependency labels (by frequency)."""
+    from fairseq.data import Dictionary
+
+    d = Dictionary()
+    counts = {}
+    for x in labels:
+        counts[x] = counts.get(x, 0) + 1
+    for x, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        d.add_symbol(x, n=c)
+    return d
+
+
+def syntax_prefix(data_dir: str, split: str, src: str, tgt: str, lang: str) -> str:
+    """Prefix of the syntax datasets next to fairseq's token dataset."""
+    return os.path.join(data_dir, f"{split}.{src}-{tgt}.{lang}")
+
+
+def label_dict_path(data_dir: str, lang: str) -> str:
+    return os.path.join(data_dir, f"dict.{lang}.labels.txt")
+
+
+def syntax_exists(prefix: str, field: str) -> bool:
+    return os.path.exists(prefix + "." + field + ".idx") and os.path.exists(prefix + "." + field + ".bin")
+
+
+def load_field(prefix: str, field: str):
+    """Open one syntax dataset (memory-mapped; nothing is read yet)."""
+    from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+    if not syntax_exists(prefix, field):
+        raise SyntaxDataError(
+            prefix + "." + field + ".{bin,idx}",
+            "syntax dataset not found: run preprocess/binarize.py (or preprocess/prepare.py) for this split",
+        )
+    return MMapIndexedDataset(prefix + "." + field)
+
+
+def check_sizes(token_sizes: np.ndarray, syntax_sizes: np.ndarray, where: str, offset: int = 1) -> None:
+    """Every token item must be ``offset`` (EOS) longer than its syntax item.
+
+    ``where`` describes split and side; the error names the first mismatching
+    sentence index with expected and found lengths.
+    """
+    token_sizes = np.asarray(token_sizes)
+    syntax_sizes = np.asarray(syntax_sizes)
+    if len(token_sizes) != len(syntax_sizes):
+        raise SyntaxDataError(
+            where, f"{len(syntax_sizes)} sentences in the syntax data but {len(token_sizes)} in the token data"
+        )
+    bad = np.flatnonzero(token_sizes != syntax_sizes + offset)
+    if len(bad):
+        i = int(bad[0])
+        raise SyntaxDataError(
+            f"{where}, sentence {i}",
+            f"expected {int(token_sizes[i]) - offset} syntax entries (one per BPE token) but found "
+            f"{int(syntax_sizes[i])}; {len(bad)} sentence(s) differ in total. Was the syntax data made from "
+            "the same BPE'd text as the token data?",
+        )

@@ -1,0 +1,86 @@
+"""Dependency-tree utilities: validity, depths, and the surface-token tree.
+
+Conventions (DESIGN.md): heads are 1-based word IDs with 0 = root; depth is
+the number of arcs from a word to the root (root depth 0), as used by the
+dependency-relative positions of Omote et al. (2019), Sec. 3.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence, Tuple
+
+from fairseq_syntax.errors import SyntaxDataError
+
+
+def check_tree(heads: Sequence[int], where: str) -> List[int]:
+    """Check that ``heads`` is a tree (one root, no cycle); return depths.
+
+    ``heads[i]`` is the 1-based head of word i+1 (0 = root). Raises
+    :class:`SyntaxDataError` naming ``where`` and the offending words.
+    """
+    n = len(heads)
+    roots = [i + 1 for i, h in enumerate(heads) if h == 0]
+    if not roots:
+        raise SyntaxDataError(where, "no root: no word has HEAD 0")
+    if len(roots) > 1:
+        raise SyntaxDataError(where, f"{len(roots)} roots (words {roots}); a sentence must be one tree")
+    for i, h in enumerate(heads):
+        if h < 0 or h > n:
+            raise SyntaxDataError(where, f"HEAD {h} of word {i + 1} is out of range 0..{n}")
+        if h == i + 1:
+            raise SyntaxDataError(where, f"word {i + 1} is its own head")
+    depth = [-1] * (n + 1)
+    depth[0] = -1
+    for start in range(1, n + 1):
+        if depth[start] >= 0:
+            continue
+        path = []
+        on_path = set()
+        w = start
+        while w != 0 and depth[w] < 0:
+            if w in on_path:
+                cyc = path[path.index(w):]
+                raise SyntaxDataError(where, f"cycle through words {cyc}")
+            on_path.add(w)
+            path.append(w)
+            w = heads[w - 1]
+        base = depth[w] if w != 0 else -1
+        for k, node in enumerate(reversed(path), 1):
+            depth[node] = base + k
+    return depth[1:]
+
+
+def word_depths(heads: Sequence[int]) -> List[int]:
+    """Depth of each word (root = 0), for a valid tree."""
+    return check_tree(heads, "<tree>")
+
+
+def token_tree(
+    heads: Sequence[int], labels: Sequence[str], token_of_word: Sequence[int], depths: Sequence[int] = None
+) -> Tuple[List[int], List[str]]:
+    """Collapse a word tree onto surface tokens (multiword tokens as one node).
+
+    A multiword token such as German ``zum`` = ``zu dem`` becomes one node. Its
+    representative is the word of the span nearest the root (smallest depth,
+    first on ties); the node's head is the token holding that word's head and
+    its label is that word's label. Words outside pointing into the span point
+    to the node. Because the representative's head is strictly shallower than
+    every word of the span, the result is again a tree (no cycle can appear).
+
+    Returns (token heads, 1-based with 0 = root; token labels).
+    """
+    if depths is None:
+        depths = word_depths(heads)
+    n_tok = token_of_word[-1] + 1 if len(token_of_word) else 0
+    rep = [-1] * n_tok
+    for w, t in enumerate(token_of_word):
+        r = rep[t]
+        if r < 0 or depths[w] < depths[r]:
+            rep[t] = w
+    t_heads = []
+    t_labels = []
+    for t in range(n_tok):
+        w = rep[t]
+        h = heads[w]
+        t_heads.append(0 if h == 0 else token_of_word[h - 1] + 1)
+        t_labels.append(labels[w])
+    return t_heads, t_labels

@@ -1,0 +1,19 @@
+"""Errors raised on malformed syntax data (DESIGN.md, "Bad input").
+
+Every message names where the problem is (file and line, or split, side and
+sentence index) and what is wrong, so that a user can fix the input; nothing
+is skipped, clipped or remapped silently.
+"""
+
+
+class SyntaxDataError(ValueError):
+    """Malformed parse, text or syntax dataset.
+
+    ``where`` is a location such as ``"data/train.de.conllu:1234"`` or
+    ``"split 'valid', source side, sentence 17"``.
+    """
+
+    def __init__(self, where: str, what: str):
+        self.where = where
+        self.what = what
+        super().__init__(f"{where}: {what}")

@@ -1,0 +1,1 @@
+"""fairseq models of the plugin (added by the model issues)."""

@@ -1,0 +1,1 @@
+"""Attention and embedding modules of the syntax models."""

@@ -1,0 +1,8 @@
+"""Dependency-parser adapters: each turns lines of text into CoNLL-U Sentences.
+
+Every backend implements :class:`~fairseq_syntax.parsing.base.Parser`
+(``parse(lines) -> list[Sentence]``, one tree per input line) and shares the
+one CoNLL-U writer (:func:`fairseq_syntax.data.conllu.write_conllu`) and the
+one batching driver (:func:`fairseq_syntax.parsing.base.parse_file`).
+"""
+from fairseq_syntax.parsing.base import BACKENDS, Parser, build_parser, parse_file  # noqa: F401

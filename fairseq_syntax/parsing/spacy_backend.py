@@ -1,0 +1,54 @@
+"""spaCy backend (any pipeline with a dependency parser; GiNZA for Japanese).
+
+``model`` is a spaCy package name or path, e.g. ``ja_ginza``. Each input
+line is one Doc; sentence boundaries are fixed beforehand (first token
+starts the only sentence) so that the parser returns one tree per line. In
+pre-tokenized mode the Doc is built from the given tokens and the
+pipeline's components run on it unchanged.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence
+
+from fairseq_syntax.data.conllu import Sentence, normalize_form
+from fairseq_syntax.parsing.base import Parser
+
+
+def doc_to_sentence(doc) -> Sentence:
+    words, heads, labels = [], [], []
+    for t in doc:
+        words.append(normalize_form(t.text))
+        heads.append(0 if t.head.i == t.i else t.head.i + 1)
+        labels.append(t.dep_.lower() if t.dep_ != "ROOT" else "root")
+    return Sentence(words, heads, labels)
+
+
+class SpacyParser(Parser):
+    def __init__(self, model: str = "ja_ginza", pretokenized: bool = False, gpu: bool = False, nlp=None, **kwargs):
+        self.pretokenized = pretokenized
+        if nlp is None:
+            import spacy
+
+            if gpu:
+                spacy.require_gpu()
+            nlp = spacy.load(model)
+        self.nlp = nlp
+
+    def _one_sentence(self, doc):
+        for i, t in enumerate(doc):
+            t.is_sent_start = i == 0
+        return doc
+
+    def parse(self, lines: Sequence[str]) -> List[Sentence]:
+        from spacy.tokens import Doc
+
+        nlp = self.nlp
+        if self.pretokenized:
+            docs = [Doc(nlp.vocab, words=ln.split()) for ln in lines]
+        else:
+            docs = [nlp.make_doc(ln.strip()) for ln in lines]
+        docs = [self._one_sentence(d) for d in docs]
+        out = []
+        for doc in nlp.pipe(docs):
+            out.append(doc_to_sentence(doc))
+        return out

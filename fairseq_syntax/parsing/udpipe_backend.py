@@ -1,0 +1,37 @@
+"""UDPipe 1 backend (``ufal.udpipe`` with a ``.udpipe`` model file).
+
+Raw lines go through UDPipe's tokenizer in ``presegmented`` mode (one
+sentence per line); pre-tokenized lines use the ``horizontal`` input format.
+The CoNLL-U UDPipe writes is read back with the project's reader, so its
+multiword tokens are handled like any other CoNLL-U.
+"""
+from __future__ import annotations
+
+import io
+from typing import List, Sequence
+
+from fairseq_syntax.data.conllu import Sentence, read_conllu
+from fairseq_syntax.parsing.base import Parser
+
+
+class UDPipeParser(Parser):
+    def __init__(self, model_path: str = None, pretokenized: bool = False, **kwargs):
+        if not model_path:
+            raise ValueError("the udpipe backend needs --model PATH to a .udpipe model file")
+        from ufal.udpipe import Model, Pipeline, ProcessingError
+
+        self.pretokenized = pretokenized
+        self.model = Model.load(model_path)
+        if self.model is None:
+            raise RuntimeError(f"cannot load UDPipe model {model_path}")
+        inp = "horizontal" if pretokenized else "tokenizer=presegmented"
+        self.pipeline = Pipeline(self.model, inp, Pipeline.DEFAULT, Pipeline.DEFAULT, "conllu")
+        self._error_cls = ProcessingError
+
+    def parse(self, lines: Sequence[str]) -> List[Sentence]:
+        err = self._error_cls()
+        text = "\n".join(ln.strip() for ln in lines) + "\n"
+        out = self.pipeline.process(text, err)
+        if err.occurred():
+            raise RuntimeError(f"UDPipe failed: {err.message}")
+        return list(read_conllu(io.StringIO(out), "<udpipe output>"))

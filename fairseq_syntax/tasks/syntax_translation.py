@@ -1,0 +1,214 @@
+"""``syntax_translation``: translation with aligned dependency syntax.
+
+Extends fairseq's TranslationTask: tokens, dictionaries, batching and
+generation are fairseq's. On top, it loads the aligned syntax datasets of
+the source and/or target side (``{split}.{src}-{tgt}.{lang}.{words,heads,
+labels}``, written by ``preprocess/binarize.py``) next to the token data,
+validates their lengths against the tokens, and collates parents (under the
+chosen subword parent strategy), depths, labels and word indices in the
+model's coordinates (see :mod:`fairseq_syntax.data.syntax_dataset`).
+
+Which fields are collated: ``--source-syntax`` / ``--target-syntax`` take a
+comma list of ``parents,depths,labels,words``, ``none``, or ``auto`` (the
+default), which asks the model: a model class may define
+``syntax_needs(cfg) -> dict(source=..., target=..., inputs=...)``. A model
+without it (fairseq's ``transformer``) gets no syntax and trains as with the
+``translation`` task.
+
+``fairseq-generate`` passes the checkpoint's saved task config to
+:meth:`load_dataset`; the syntax options are read from it, so they need not
+be repeated at decoding time.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from fairseq import utils
+from fairseq.data import ConcatDataset, Dictionary
+from fairseq.dataclass import ChoiceEnum
+from fairseq.tasks import register_task
+from fairseq.tasks.translation import TranslationConfig, TranslationTask
+
+from fairseq_syntax.data import syntax_io
+from fairseq_syntax.data.parent_strategies import STRATEGIES
+from fairseq_syntax.data.syntax_dataset import SIDE_FIELDS, SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
+from fairseq_syntax.errors import SyntaxDataError
+
+logger = logging.getLogger(__name__)
+
+_FIELDS_HELP = (
+    "comma list of syntax fields to collate for this side: "
+    + ",".join(SIDE_FIELDS)
+    + "; 'none'; or 'auto' = what the model asks for (default)"
+)
+
+
+@dataclass
+class SyntaxTranslationConfig(TranslationConfig):
+    parent_strategy: ChoiceEnum(STRATEGIES) = field(
+        default="chain",
+        metadata={
+            "help": "how a word's head becomes a subword parent: chain (DBSA: next subword, word-final "
+            "subword -> head's first subword), middle (PASCAL: mean position of the head's subwords), "
+            "first (SISA: head's first subword)"
+        },
+    )
+    source_syntax: str = field(default="auto", metadata={"help": "source side: " + _FIELDS_HELP})
+    target_syntax: str = field(default="auto", metadata={"help": "target side: " + _FIELDS_HELP})
+
+
+def _parse_fields(value: Optional[str], option: str):
+    if value is None or value == "auto":
+        return None
+    if value in ("", "none"):
+        return frozenset()
+    fields = frozenset(x.strip() for x in value.split(",") if x.strip())
+    bad = fields - set(SIDE_FIELDS)
+    if bad:
+        raise ValueError(f"--{option}: unknown field(s) {sorted(bad)}; choose from {','.join(SIDE_FIELDS)}")
+    return fields
+
+
+@register_task("syntax_translation", dataclass=SyntaxTranslationConfig)
+class SyntaxTranslationTask(TranslationTask):
+    """Translation whose batches carry aligned dependency syntax."""
+
+    cfg: SyntaxTranslationConfig
+
+    def __init__(self, cfg, src_dict, tgt_dict, src_label_dict=None, tgt_label_dict=None):
+        super().__init__(cfg, src_dict, tgt_dict)
+        self.src_label_dict = src_label_dict
+        self.tgt_label_dict = tgt_label_dict
+        self._explicit = {
+            "source": _parse_fields(cfg.source_syntax, "source-syntax"),
+            "target": _parse_fields(cfg.target_syntax, "target-syntax"),
+        }
+        self.syntax_request = SyntaxRequest(
+            strategy=cfg.parent_strategy,
+            source=self._explicit["source"] or frozenset(),
+            target=self._explicit["target"] or frozenset(),
+        )
+
+    @classmethod
+    def setup_task(cls, cfg, **kwargs):
+        task = super().setup_task(cfg, **kwargs)
+        data0 = utils.split_paths(cfg.data)[0]
+        dicts = []
+        for lang in (cfg.source_lang, cfg.target_lang):
+            p = syntax_io.label_dict_path(data0, lang)
+            dicts.append(Dictionary.load(p) if os.path.exists(p) else None)
+        return cls(cfg, task.src_dict, task.tgt_dict, *dicts)
+
+    # --- what the model needs -------------------------------------------------
+    def build_model(self, cfg, from_checkpoint=False):
+        model = super().build_model(cfg, from_checkpoint)
+        needs_fn = getattr(model, "syntax_needs", None)
+        needs = needs_fn() if callable(needs_fn) else {}
+        self.apply_model_needs(needs)
+        return model
+
+    def apply_model_needs(self, needs: dict) -> None:
+        """Merge a model's syntax needs into the request shared with datasets."""
+        req = self.syntax_request
+        new = {}
+        for side in ("source", "target"):
+            want = frozenset(needs.get(side, ()))
+            explicit = self._explicit[side]
+            if explicit is None:
+                new[side] = frozenset(req.needs(side)) | want
+            else:
+                missing = want - explicit
+                if missing:
+                    raise ValueError(
+                        f"the model needs {side} syntax field(s) {sorted(missing)} but --{side}-syntax is "
+                        f"{','.join(sorted(explicit)) or 'none'}; add them or use 'auto'"
+                    )
+                new[side] = explicit
+        strategy = needs.get("strategy")
+        if strategy is not None and strategy != req.strategy:
+            logger.warning(
+                "model prefers parent strategy %r but the task uses %r (--parent-strategy)", strategy, req.strategy
+            )
+        req.source, req.target = new["source"], new["target"]
+        req.inputs = frozenset(req.inputs) | frozenset(needs.get("inputs", ()))
+
+    # --- data -----------------------------------------------------------------
+    def load_dataset(self, split, epoch=1, combine=False, **kwargs):
+        task_cfg = kwargs.get("task_cfg")
+        if task_cfg is not None:  # fairseq-generate: the checkpoint's saved task config
+            self._adopt_saved_config(task_cfg)
+        if self.cfg.truncate_source:
+            raise ValueError("--truncate-source would cut tokens away from their syntax; it is not supported here")
+        super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+        base = self.datasets[split]
+        paths = utils.split_paths(self.cfg.data)
+        if split != self.cfg.train_subset:
+            paths = paths[:1]
+        data_path = paths[(epoch - 1) % len(paths)]
+        src, tgt = self.cfg.source_lang, self.cfg.target_lang
+        src_syn = self._load_side(data_path, split, src, tgt, src, "source", base.src_sizes, combine)
+        tgt_syn = None
+        if base.tgt is not None:
+            tgt_syn = self._load_side(data_path, split, src, tgt, tgt, "target", base.tgt_sizes, combine)
+        self.datasets[split] = SyntaxLanguagePairDataset(base, self.syntax_request, src_syn, tgt_syn)
+
+    def _adopt_saved_config(self, task_cfg):
+        strategy = getattr(task_cfg, "parent_strategy", None)
+        if strategy is not None and str(strategy) != self.syntax_request.strategy:
+            self.syntax_request.strategy = str(strategy)
+        for side, opt in (("source", "source_syntax"), ("target", "target_syntax")):
+            val = getattr(task_cfg, opt, None)
+            if val is not None:
+                explicit = _parse_fields(val, opt.replace("_", "-"))
+                if explicit is not None:
+                    self._explicit[side] = explicit
+                    if side == "source":
+                        self.syntax_request.source = explicit
+                    else:
+                        self.syntax_request.target = explicit
+
+    def _load_side(self, data_path, split, src, tgt, lang, side, token_sizes, combine):
+        """Open the syntax datasets of one side (None if there are none)."""
+        prefixes = []
+        for k in range(10_000):
+            split_k = split + (str(k) if k > 0 else "")
+            found = None
+            for a, b in ((src, tgt), (tgt, src)):
+                p = syntax_io.syntax_prefix(data_path, split_k, a, b, lang)
+                if os.path.exists(p + ".idx"):  # the token dataset of this direction
+                    found = p
+                    break
+            if found is None or not (k == 0 or combine):
+                break
+            prefixes.append(found)
+            if not combine:
+                break
+        if not prefixes or not syntax_io.syntax_exists(prefixes[0], "words"):
+            if self.syntax_request.needs(side):
+                raise SyntaxDataError(
+                    os.path.join(data_path, f"{split}.{src}-{tgt}.{lang}.words.{{bin,idx}}"),
+                    f"{side} syntax is needed ({','.join(sorted(self.syntax_request.needs(side)))}) but the syntax "
+                    "datasets are missing: run preprocess/binarize.py (or preprocess/prepare.py)",
+                )
+            return None
+        label_dict = self.src_label_dict if side == "source" else self.tgt_label_dict
+        parts = {f: [] for f in ("words", "heads", "labels")}
+        for p in prefixes:
+            for f in ("words", "heads"):
+                parts[f].append(syntax_io.load_field(p, f))
+            if syntax_io.syntax_exists(p, "labels") and label_dict is not None:
+                parts["labels"].append(syntax_io.load_field(p, "labels"))
+        words = parts["words"][0] if len(prefixes) == 1 else ConcatDataset(parts["words"])
+        heads = parts["heads"][0] if len(prefixes) == 1 else ConcatDataset(parts["heads"])
+        labels = None
+        if len(parts["labels"]) == len(prefixes):
+            labels = parts["labels"][0] if len(prefixes) == 1 else ConcatDataset(parts["labels"])
+        where = f"split '{split}', {side} side ({lang}, {prefixes[0]})"
+        syntax_io.check_sizes(token_sizes, words.sizes, where)
+        syntax_io.check_sizes(words.sizes, heads.sizes, where + " heads vs words", offset=0)
+        if labels is not None:
+            syntax_io.check_sizes(words.sizes, labels.sizes, where + " labels vs words", offset=0)
+        return SideSyntax(words, heads, labels, label_dict, name=where)

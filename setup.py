@@ -1,0 +1,47 @@
+"""fairseq-syntax: syntax-aware NMT systems as a fairseq plugin (--user-dir).
+
+Installs the single package ``fairseq_syntax`` and console scripts
+``fairseq-syntax-{parse,align,binarize,prepare,synth}``.
+
+fairseq itself comes from ``fairseq-fixed==0.12.3.1`` (module ``fairseq``),
+because PyPI's fairseq 0.12.2 does not build on Python >= 3.11. A user who
+already has a working fairseq 0.12.x keeps it with either::
+
+    pip install --no-deps -e .        # and install stanza subword-nmt sacrebleu
+    FAIRSEQ_SYNTAX_KEEP_FAIRSEQ=1 pip install -e .
+"""
+import os
+
+from setuptools import find_packages, setup
+
+install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sacrebleu>=2", "tqdm"]
+if not os.environ.get("FAIRSEQ_SYNTAX_KEEP_FAIRSEQ"):
+    install_requires.append("fairseq-fixed==0.12.3.1")
+
+setup(
+    name="fairseq-syntax",
+    version="0.1.0",
+    description="Syntax-aware neural machine translation as a fairseq plugin",
+    long_description=open(os.path.join(os.path.dirname(__file__), "README.md")).read()
+    if os.path.exists(os.path.join(os.path.dirname(__file__), "README.md"))
+    else "",
+    long_description_content_type="text/markdown",
+    python_requires=">=3.9",
+    packages=find_packages(include=["fairseq_syntax", "fairseq_syntax.*"]),
+    install_requires=install_requires,
+    extras_require={
+        "test": ["pytest"],
+        "udpipe": ["ufal.udpipe"],
+        "ginza": ["ja-ginza"],
+        "spacy": ["spacy"],
+    },
+    entry_points={
+        "console_scripts": [
+            "fairseq-syntax-parse=fairseq_syntax.cli.parse:cli_main",
+            "fairseq-syntax-align=fairseq_syntax.cli.align:cli_main",
+            "fairseq-syntax-binarize=fairseq_syntax.cli.binarize:cli_main",
+            "fairseq-syntax-prepare=fairseq_syntax.cli.prepare:cli_main",
+            "fairseq-syntax-synth=fairseq_syntax.cli.synth:cli_main",
+        ]
+    },
+)
