@@ -126,6 +126,26 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
                     f"the token dataset uses {attr}; syntax coordinates assume tokens followed by EOS only",
                 )
 
+    def batch_by_size(self, indices, max_tokens=None, max_sentences=None, required_batch_size_multiple=1):
+        """fairseq's batching, without losing the last batch.
+
+        fairseq 0.12's ``data_utils.batch_by_size`` drops the final batch when
+        its size is not a multiple of ``--required-batch-size-multiple``
+        (default 8; facebookresearch/fairseq#5036), so up to 7 of the longest
+        sentences of every split were silently never trained on, validated or
+        translated. The batches are fairseq's; the dropped tail is put back.
+        """
+        batches = self.dataset.batch_by_size(
+            indices,
+            max_tokens=max_tokens,
+            max_sentences=max_sentences,
+            required_batch_size_multiple=required_batch_size_multiple,
+        )
+        covered = sum(len(b) for b in batches)
+        if covered < len(indices):
+            batches = list(batches) + [np.asarray(indices[covered:], dtype=np.int64)]
+        return batches
+
     def _side(self, side: str) -> Optional[SideSyntax]:
         syn = self.src_syntax if side == "source" else self.tgt_syntax
         if self.request.needs(side) and syn is None:

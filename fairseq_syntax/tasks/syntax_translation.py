@@ -19,7 +19,6 @@ without it (fairseq's ``transformer``) gets no syntax and trains as with the
 :meth:`load_dataset`; the syntax options are read from it, so they need not
 be repeated at decoding time.
 """
-from __future__ import annotations
 
 import logging
 import os
