@@ -84,3 +84,20 @@ def token_tree(
         t_heads.append(0 if h == 0 else token_of_word[h - 1] + 1)
         t_labels.append(labels[w])
     return t_heads, t_labels
+
+
+def unlabeled_attachment(gold_heads: Sequence[Sequence[int]], pred_heads: Sequence[Sequence[int]]) -> Tuple[int, int]:
+    """(correct heads, words) over sentences; every word counts, punctuation too.
+
+    Raises ValueError if a sentence's word counts differ (the trees must be
+    over the same words).
+    """
+    correct = total = 0
+    for k, (g, p) in enumerate(zip(gold_heads, pred_heads)):
+        if len(g) != len(p):
+            raise ValueError(f"sentence {k}: {len(g)} gold words but {len(p)} predicted")
+        correct += sum(a == b for a, b in zip(g, p))
+        total += len(g)
+    if len(gold_heads) != len(pred_heads):
+        raise ValueError(f"{len(gold_heads)} gold sentences but {len(pred_heads)} predicted")
+    return correct, total

@@ -1,0 +1,46 @@
+"""Print the command-line options that fairseq-syntax adds to fairseq.
+
+fairseq's ``--help`` is printed before task, model and criterion options are
+registered, so ``fairseq-train --task syntax_translation --help`` cannot list
+them. This command does: ``python -m fairseq_syntax.cli.options`` (installed
+as ``fairseq-syntax-options``).
+"""
+import argparse
+
+
+def build_help_parser():
+    from fairseq.dataclass.utils import gen_parser_from_dataclass
+    from fairseq.tasks import TASK_DATACLASS_REGISTRY
+
+    import fairseq_syntax  # noqa: F401  (registers everything)
+    from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationConfig
+
+    p = argparse.ArgumentParser(
+        prog="fairseq-syntax-options",
+        description="Options added by the fairseq-syntax plugin (use them with fairseq-train / fairseq-generate "
+        "--user-dir fairseq_syntax). The options it inherits from fairseq's translation task "
+        "(--source-lang, --left-pad-source, ...) are described in fairseq's documentation.",
+        add_help=False,
+    )
+    g = p.add_argument_group("task syntax_translation (--task syntax_translation)")
+    inherited = set(TASK_DATACLASS_REGISTRY["translation"].__dataclass_fields__)
+    own = argparse.ArgumentParser(add_help=False)
+    gen_parser_from_dataclass(own, SyntaxTranslationConfig())
+    for action in own._actions:
+        dest = action.dest
+        if dest in inherited:
+            continue
+        g._add_action(action)
+    return p
+
+
+def main(argv=None):
+    build_help_parser().print_help()
+
+
+def cli_main(argv=None):
+    main(argv)
+
+
+if __name__ == "__main__":
+    cli_main()

@@ -1,0 +1,56 @@
+"""Helpers for end-to-end tests that drive the real command-line tools."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+USER_DIR = os.path.join(ROOT, "fairseq_syntax")
+BIN = os.path.dirname(sys.executable)
+
+TINY_TRANSFORMER = [
+    "--arch", "transformer", "--encoder-layers", "1", "--decoder-layers", "1",
+    "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
+    "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64",
+    "--encoder-attention-heads", "2", "--decoder-attention-heads", "2",
+]
+
+
+def env():
+    e = dict(os.environ)
+    e.setdefault("OMP_NUM_THREADS", "1")
+    e["PYTHONWARNINGS"] = "ignore"
+    return e
+
+
+def run(cmd, check=True, input=None, cwd=None):
+    """Run a command; on failure show its output in the assertion."""
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env(), input=input, cwd=cwd or ROOT)
+    if check and p.returncode != 0:
+        raise AssertionError(f"command failed ({p.returncode}): {' '.join(cmd)}\n--- stdout\n{p.stdout[-4000:]}\n"
+                             f"--- stderr\n{p.stderr[-6000:]}")
+    return p
+
+
+def tool(name):
+    return os.path.join(BIN, name)
+
+
+def preprocess(name):
+    return [sys.executable, os.path.join(ROOT, "preprocess", f"{name}.py")]
+
+
+def train_cmd(data, save_dir, extra=(), updates=4, arch=TINY_TRANSFORMER):
+    return [
+        tool("fairseq-train"), data, "--user-dir", USER_DIR, "--task", "syntax_translation", *arch,
+        "--optimizer", "adam", "--lr", "1e-3", "--criterion", "label_smoothed_cross_entropy",
+        "--label-smoothing", "0.1", "--max-tokens", "1000", "--max-update", str(updates), "--cpu",
+        "--save-dir", save_dir, "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1",
+        "--num-workers", "0", "--seed", "3", *extra,
+    ]
+
+
+def generate_cmd(data, checkpoint, extra=()):
+    return [
+        tool("fairseq-generate"), data, "--user-dir", USER_DIR, "--task", "syntax_translation",
+        "--path", checkpoint, "--beam", "4", "--batch-size", "16", "--remove-bpe", "--cpu", *extra,
+    ]
