@@ -122,53 +122,59 @@ def read_conllu(source, path: Optional[str] = None) -> Iterator[Sentence]:
         return sent
 
     for lineno, line in enumerate(source, 1):
-        line = line.rstrip("\r\n")
+        c0 = line[:1]
+        if c0.isdigit():  # the common case: a word line
+            cols = line.split("\t")
+            if len(cols) != 10:
+                _fail(path, lineno, f"expected 10 tab-separated columns, found {len(cols)}")
+            if not words and not comments:
+                start = lineno
+            wid = cols[0]
+            if not wid.isdigit():
+                if "-" in wid:
+                    a, _, b = wid.partition("-")
+                    if not (a.isdigit() and b.isdigit()):
+                        _fail(path, lineno, f"bad multiword token range ID {wid!r}")
+                    a, b = int(a), int(b)
+                    if a != len(words) + 1 or b < a:
+                        _fail(path, lineno,
+                              f"multiword token range {wid} does not start at the next word ID {len(words) + 1}")
+                    tokens.append(normalize_form(cols[1]))
+                    mwt_end = b
+                    continue
+                if "." in wid:
+                    continue  # empty node: enhanced graph only, not in the basic tree
+                _fail(path, lineno, f"ID {wid!r} is not an integer")
+            n = len(words) + 1
+            if int(wid) != n:
+                _fail(path, lineno, f"word ID {wid} out of order: expected {n}")
+            head = cols[6]
+            if not head.isdigit():
+                _fail(path, lineno, f"HEAD {head!r} is not a non-negative integer")
+            form = cols[1]
+            if " " in form or not form.isprintable():
+                form = normalize_form(form)
+            words.append(form)
+            heads.append(int(head))
+            labels.append(cols[7])
+            word_lines.append(lineno)
+            if n > mwt_end:
+                tokens.append(form)
+            token_of_word.append(len(tokens) - 1)
+            continue
+        if c0 == "#":
+            if not words:
+                if not comments:
+                    start = lineno
+                comments.append(line.rstrip("\r\n"))
+            continue
         if not line.strip():
             if words:
                 yield finish()
             elif comments:
                 comments = []
             continue
-        if line[0] == "#":
-            if not words:
-                if not comments:
-                    start = lineno
-                comments.append(line)
-            continue
-        if not words and not comments:
-            start = lineno
-        cols = line.split("\t")
-        if len(cols) != 10:
-            _fail(path, lineno, f"expected 10 tab-separated columns, found {len(cols)}")
-        wid = cols[0]
-        if "-" in wid:
-            a, _, b = wid.partition("-")
-            if not (a.isdigit() and b.isdigit()):
-                _fail(path, lineno, f"bad multiword token range ID {wid!r}")
-            a, b = int(a), int(b)
-            if a != len(words) + 1 or b < a:
-                _fail(path, lineno, f"multiword token range {wid} does not start at the next word ID {len(words) + 1}")
-            tokens.append(normalize_form(cols[1]))
-            mwt_end = b
-            continue
-        if "." in wid:
-            continue  # empty node: enhanced graph only, not in the basic tree
-        if not wid.isdigit():
-            _fail(path, lineno, f"ID {wid!r} is not an integer")
-        if int(wid) != len(words) + 1:
-            _fail(path, lineno, f"word ID {wid} out of order: expected {len(words) + 1}")
-        head = cols[6]
-        if not head.isdigit():
-            _fail(path, lineno, f"HEAD {head!r} is not a non-negative integer")
-        form = normalize_form(cols[1])
-        words.append(form)
-        heads.append(int(head))
-        labels.append(cols[7])
-        word_lines.append(lineno)
-        n = len(words)
-        if n > mwt_end:
-            tokens.append(form)
-        token_of_word.append(len(tokens) - 1)
+        _fail(path, lineno, f"expected a word line (10 tab-separated columns), a comment or an empty line")
     if words:
         yield finish()
 

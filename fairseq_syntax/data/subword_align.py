@@ -19,6 +19,7 @@ raises an error if neither matches.
 """
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import List, Tuple
 
 from fairseq_syntax.data.conllu import Sentence
@@ -31,21 +32,34 @@ UNITS = ("auto", "surface", "words")
 def split_subwords(line: str, marker: str = "@@") -> Tuple[List[str], List[str], List[int]]:
     """Split a BPE'd line into subwords; re-join them into units.
 
-    Returns (subwords, units, unit index of each subword). A subword that
-    ends with ``marker`` continues into the next one (subword-nmt's
-    convention); the last subword of a line must not carry it.
+    Returns (subwords, units, 0-based unit index of each subword). A subword
+    that ends with ``marker`` continues into the next one (subword-nmt's
+    convention); a dangling marker on the last subword of a line never
+    matches any word, so it surfaces as a re-join error.
     """
     subs = line.split()
+    sep = marker + " "
+    if marker in line and marker in subs:  # a bare marker token: join token by token
+        return _split_subwords_slow(subs, marker)
+    units = line.replace(sep, "").split()
+    ends = [not x.endswith(marker) for x in subs]
+    unit_of_sub = list(accumulate(ends, initial=0))
+    unit_of_sub.pop()
+    return subs, units, unit_of_sub
+
+
+def _split_subwords_slow(subs, marker):
+    """Token-by-token version, for lines where the marker stands alone."""
     units: List[str] = []
     unit_of_sub: List[int] = []
     cur = []
     mlen = len(marker)
-    for s in subs:
+    for x in subs:
         unit_of_sub.append(len(units))
-        if s.endswith(marker) and len(s) > mlen:
-            cur.append(s[:-mlen])
+        if x.endswith(marker) and len(x) > mlen:
+            cur.append(x[:-mlen])
         else:
-            cur.append(s)
+            cur.append(x)
             units.append("".join(cur))
             cur = []
     if cur:

@@ -1,0 +1,114 @@
+"""The syntax_translation task: loading, validation against tokens, saved config, model needs."""
+import os
+import shutil
+
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+from fairseq_syntax.data.syntax_io import write_mmap
+from fairseq_syntax.errors import SyntaxDataError
+from helpers import preprocess, run
+
+
+@pytest.fixture(scope="module")
+def small_bin(tmp_path_factory):
+    d = tmp_path_factory.mktemp("task")
+    raw = d / "raw"
+    run(preprocess("synth") + ["-o", str(raw), "--train", "60", "--valid", "10", "--test", "10", "--seed", "2"])
+    out = d / "bin"
+    run(preprocess("prepare") + ["-s", "src", "-t", "tgt", "--trainpref", str(raw / "train"),
+                                 "--validpref", str(raw / "valid"), "--testpref", str(raw / "test"),
+                                 "--destdir", str(out), "--bpe-merges", "100", "--no-progress"])
+    return str(out)
+
+
+def make_task(data, **overrides):
+    from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationConfig, SyntaxTranslationTask
+
+    cfg = OmegaConf.structured(SyntaxTranslationConfig(data=data, source_lang="src", target_lang="tgt"))
+    cfg.train_subset = "train"
+    cfg.dataset_impl = "mmap"
+    cfg.required_seq_len_multiple = 1
+    for k, v in overrides.items():
+        setattr(cfg, k, v)
+    return SyntaxTranslationTask.setup_task(cfg)
+
+
+def test_auto_with_no_model_needs_gives_plain_batches(small_bin):
+    task = make_task(small_bin)
+    task.load_dataset("valid")
+    ds = task.dataset("valid")
+    batch = ds.collater([ds[i] for i in range(3)])
+    assert "syntax" not in batch and task.src_label_dict is not None
+
+
+def test_model_needs_switch_fields_on_for_loaded_datasets(small_bin):
+    task = make_task(small_bin, parent_strategy="middle")
+    task.load_dataset("valid")  # loaded before the model is built, as fairseq-train does
+    task.apply_model_needs({"source": ["parents", "labels"], "target": ["parents"], "inputs": ["src_parents"]})
+    ds = task.dataset("valid")
+    batch = ds.collater([ds[i] for i in range(3)])
+    assert batch["syntax"]["src_parents"].dtype.is_floating_point  # middle: x.5 positions
+    assert "src_parents" in batch["net_input"] and "src_labels" in batch["syntax"]
+
+
+def test_explicit_fields_must_cover_model_needs(small_bin):
+    task = make_task(small_bin, source_syntax="depths")
+    with pytest.raises(ValueError, match=r"needs source syntax field\(s\) \['parents'\] but --source-syntax is depths"):
+        task.apply_model_needs({"source": ["parents"]})
+
+
+def test_generate_adopts_the_checkpoint_task_config(small_bin):
+    task = make_task(small_bin)  # command line: defaults (chain, auto)
+    saved = OmegaConf.create({"parent_strategy": "first", "source_syntax": "parents,depths", "target_syntax": "none"})
+    task.load_dataset("test", task_cfg=saved)
+    assert task.syntax_request.strategy == "first"
+    assert task.syntax_request.source == {"parents", "depths"} and task.syntax_request.target == frozenset()
+    ds = task.dataset("test")
+    assert set(ds.collater([ds[0], ds[1]])["syntax"]) == {"src_parents", "src_depths", "src_supervised"}
+
+
+def test_bad_field_name(small_bin):
+    with pytest.raises(ValueError, match=r"--source-syntax: unknown field\(s\) \['heads'\]"):
+        make_task(small_bin, source_syntax="heads")
+
+
+def test_syntax_length_differs_from_tokens(small_bin, tmp_path):
+    data = str(tmp_path / "bin")
+    shutil.copytree(small_bin, data)
+    from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+    prefix = os.path.join(data, "valid.src-tgt.tgt.words")
+    ds = MMapIndexedDataset(prefix)  # keep it alive: its arrays live in its mmap
+    sizes = ds.sizes.copy()
+    del ds
+    sizes[4] -= 1  # sentence 4 loses one entry
+    from array import array
+
+    write_mmap(prefix, array("i", [1] * int(sizes.sum())), sizes)
+    task = make_task(data, target_syntax="parents")
+    with pytest.raises(SyntaxDataError) as e:
+        task.load_dataset("valid")
+    msg = str(e.value)
+    assert "split 'valid', target side (tgt" in msg and "sentence 4" in msg
+    assert f"expected {sizes[4] + 1} syntax entries" in msg and f"found {sizes[4]}" in msg
+
+
+def test_missing_syntax_files_named(small_bin, tmp_path):
+    data = str(tmp_path / "bin")
+    shutil.copytree(small_bin, data)
+    for f in os.listdir(data):
+        if f.startswith("test.src-tgt.src.") and (".words." in f or ".heads." in f):
+            os.remove(os.path.join(data, f))
+    task = make_task(data, source_syntax="parents")
+    with pytest.raises(SyntaxDataError, match=r"test.src-tgt.src.words.\{bin,idx\}: source syntax is needed"):
+        task.load_dataset("test")
+    # a model without syntax needs still loads the split
+    make_task(data).load_dataset("test")
+
+
+def test_truncate_source_is_refused(small_bin):
+    task = make_task(small_bin, truncate_source=True)
+    with pytest.raises(ValueError, match="truncate-source"):
+        task.load_dataset("valid")
