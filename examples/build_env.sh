@@ -11,6 +11,7 @@ set -euo pipefail
 venv="$1"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "${PYTHON:-python3.11}" -m venv "$venv"
+touch "$venv/.fairseq_syntax_building"
 pip="$venv/bin/python -m pip --disable-pip-version-check -q"
 con="-c $root/examples/constraints.txt"
 $pip install $con --upgrade pip 'setuptools<81' wheel

@@ -10,7 +10,14 @@ _fs_venv="${FAIRSEQ_SYNTAX_VENV:-$_fs_root/.venv}"
 _fs_stamp="$_fs_venv/.fairseq_syntax_setup_v1"
 if [ ! -f "$_fs_stamp" ]; then
   echo "[setup] creating $_fs_venv (one time, about 5-10 minutes)" >&2
-  rm -rf "$_fs_venv"
+  if [ -e "$_fs_venv" ]; then
+    if [ -f "$_fs_venv/.fairseq_syntax_building" ]; then
+      rm -rf "$_fs_venv"  # an unfinished build of ours
+    else
+      echo "[setup] $_fs_venv exists but is not a fairseq-syntax environment: remove it or set FAIRSEQ_SYNTAX_VENV" >&2
+      return 1 2>/dev/null || exit 1
+    fi
+  fi
   if bash "$_fs_root/examples/build_env.sh" "$_fs_venv"; then
     touch "$_fs_stamp"
   else
