@@ -88,3 +88,15 @@ def test_help_of_every_tool():
     # fairseq prints --help before task options exist; our options command lists them
     p = run([sys.executable, "-m", "fairseq_syntax.cli.options"])
     assert "--parent-strategy {chain,middle,first}" in p.stdout and "--source-syntax" in p.stdout
+
+
+def test_prepare_refuses_sides_of_different_length(tmp_path):
+    raw = tmp_path / "raw"
+    run(preprocess("synth") + ["-o", str(raw), "--train", "20", "--valid", "3", "--test", "3"])
+    lines = open(raw / "train.tgt").read().splitlines()
+    (raw / "train.tgt").write_text("\n".join(lines[:-1]) + "\n")
+    (raw / "train.tgt.conllu").unlink()  # target side: text only, one line short
+    p = run(preprocess("prepare") + ["-s", "src", "-t", "tgt", "--trainpref", str(raw / "train"), "--syntax", "source",
+                                     "--destdir", str(tmp_path / "bin"), "--no-progress"], check=False)
+    assert p.returncode == 1
+    assert "line count mismatch in split 'train': 20 src sentences vs 19 tgt sentences" in p.stderr

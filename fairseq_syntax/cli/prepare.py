@@ -85,6 +85,9 @@ def _sides(spec):
     return sides
 
 
+_PARSERS = {}
+
+
 def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
     """Return (path of the whitespace-tokenised text, path of its CoNLL-U or None)."""
     from fairseq_syntax.data.conllu import read_conllu
@@ -104,7 +107,10 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
                 pretokenized=args.pretokenized,
                 model=args.parser_model_source if side == "source" else args.parser_model_target,
             )
-            parser = build_parser(args.parser, **backend_options(ns))
+            key = (args.parser, side)
+            if key not in _PARSERS:  # load each side's parser once, not once per split
+                _PARSERS[key] = build_parser(args.parser, **backend_options(ns))
+            parser = _PARSERS[key]
             parse_file(parser, raw, out, progress=not args.no_progress)
             conllu = out
         tok = os.path.join(work, f"{split}.tok.{lang}")

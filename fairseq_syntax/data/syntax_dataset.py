@@ -189,7 +189,8 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
             width = batch["net_input"]["src_tokens"].size(1)
             out.update(
                 _collate_side(
-                    [by_id[i] for i in order], "src_", width, ds.left_pad_source, self.request.source
+                    [by_id[i] for i in order], "src_", width, ds.left_pad_source, self.request.source,
+                    _label_pad(self.src_syntax),
                 )
             )
             out["src_supervised"] = _supervised(batch["net_input"]["src_tokens"], ds.src_dict, decoder_input=False)
@@ -197,7 +198,8 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
             width = batch["target"].size(1)
             out.update(
                 _collate_side(
-                    [by_id[i] for i in order], "tgt_", width, ds.left_pad_target, self.request.target
+                    [by_id[i] for i in order], "tgt_", width, ds.left_pad_target, self.request.target,
+                    _label_pad(self.tgt_syntax),
                 )
             )
             out["tgt_supervised"] = _supervised(batch["target"], ds.tgt_dict, decoder_input=True)
@@ -208,20 +210,20 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
         return batch
 
 
-_PAD_VALUE = {"parents": -1, "depths": 0, "labels": None, "words": 0}
+def _label_pad(side: Optional[SideSyntax]) -> int:
+    return side.label_dict.pad() if side is not None and side.label_dict is not None else 1
 
 
-def _collate_side(rows, prefix, width, left_pad, fields):
+def _collate_side(rows, prefix, width, left_pad, fields, label_pad):
     """Pad per-sentence arrays to ``width`` and shift indices by the pad offset."""
     out = {}
     bsz = len(rows)
+    pad_value = {"parents": -1, "depths": 0, "labels": label_pad, "words": 0}
     for f in fields:
         key = prefix + f
         arrs = [r[key] for r in rows]
         is_float = arrs[0].dtype.kind == "f"
-        pad = _PAD_VALUE[f]
-        if f == "labels":
-            pad = 1  # fairseq Dictionary pad index
+        pad = pad_value[f]
         buf = np.full((bsz, width), pad, dtype=np.float32 if is_float else np.int64)
         for b, a in enumerate(arrs):
             n = len(a)

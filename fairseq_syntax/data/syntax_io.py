@@ -49,11 +49,6 @@ class AlignedCorpus:
     def __len__(self) -> int:
         return len(self.sizes)
 
-    def sentence(self, i: int):
-        start = sum(self.sizes[:i])
-        end = start + self.sizes[i]
-        return list(self.words[start:end]), list(self.heads[start:end]), self.labels[start:end]
-
     # --- text form -------------------------------------------------------
     def write_text(self, prefix: str) -> None:
         offs = np.concatenate([[0], np.cumsum(self.sizes, dtype=np.int64)])
