@@ -54,3 +54,15 @@ def generate_cmd(data, checkpoint, extra=()):
         tool("fairseq-generate"), data, "--user-dir", USER_DIR, "--task", "syntax_translation",
         "--path", checkpoint, "--beam", "4", "--batch-size", "16", "--remove-bpe", "--cpu", *extra,
     ]
+
+
+def synthetic_data_bin(root, train, valid, test, merges, seed):
+    """synth -> prepare through the real CLIs; returns the data-bin path."""
+    raw = os.path.join(root, "raw")
+    run(preprocess("synth") + ["-o", raw, "--train", str(train), "--valid", str(valid), "--test", str(test),
+                               "--seed", str(seed)])
+    out = os.path.join(root, "data-bin")
+    run(preprocess("prepare") + ["-s", "src", "-t", "tgt", "--trainpref", os.path.join(raw, "train"),
+                                 "--validpref", os.path.join(raw, "valid"), "--testpref", os.path.join(raw, "test"),
+                                 "--destdir", out, "--bpe-merges", str(merges), "--no-progress"])
+    return out

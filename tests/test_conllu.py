@@ -125,3 +125,14 @@ def test_second_sentence_line_numbers():
 def test_form_with_space_is_one_token():
     (s,) = read("1\tparce que\t_\t_\t_\t_\t2\tmark\t_\t_\n2\tok\t_\t_\t_\t_\t0\troot\t_\t_\n\n")
     assert s.tokens == ["parce_que", "ok"]
+
+
+def test_self_loop():
+    bad("1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\t_\t2\tdep\t_\t_\n\n", "word 2 is its own head")
+
+
+def test_depths_from_check_tree():
+    from fairseq_syntax.data.tree import check_tree
+
+    # 1 <- 2 <- 3(root) -> 4 -> 5
+    assert check_tree([2, 3, 0, 3, 4], "x") == [2, 1, 0, 1, 2]

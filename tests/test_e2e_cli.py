@@ -6,19 +6,12 @@ import sys
 import pytest
 import torch
 
-from helpers import USER_DIR, generate_cmd, preprocess, run, tool, train_cmd
+from helpers import USER_DIR, generate_cmd, preprocess, run, synthetic_data_bin, tool, train_cmd
 
 
 @pytest.fixture(scope="module")
 def data_bin(tmp_path_factory):
-    d = tmp_path_factory.mktemp("e2e")
-    raw = d / "raw"
-    run(preprocess("synth") + ["-o", str(raw), "--train", "300", "--valid", "30", "--test", "21", "--seed", "5"])
-    out = d / "data-bin"
-    run(preprocess("prepare") + ["-s", "src", "-t", "tgt", "--trainpref", str(raw / "train"),
-                                 "--validpref", str(raw / "valid"), "--testpref", str(raw / "test"),
-                                 "--destdir", str(out), "--bpe-merges", "300", "--no-progress"])
-    return str(out)
+    return synthetic_data_bin(str(tmp_path_factory.mktemp("e2e")), 300, 30, 21, merges=300, seed=5)
 
 
 def test_prepare_writes_tokens_and_aligned_syntax(data_bin):

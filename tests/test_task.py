@@ -8,19 +8,12 @@ from omegaconf import OmegaConf
 
 from fairseq_syntax.data.syntax_io import write_mmap
 from fairseq_syntax.errors import SyntaxDataError
-from helpers import preprocess, run
+from helpers import synthetic_data_bin
 
 
 @pytest.fixture(scope="module")
 def small_bin(tmp_path_factory):
-    d = tmp_path_factory.mktemp("task")
-    raw = d / "raw"
-    run(preprocess("synth") + ["-o", str(raw), "--train", "60", "--valid", "10", "--test", "10", "--seed", "2"])
-    out = d / "bin"
-    run(preprocess("prepare") + ["-s", "src", "-t", "tgt", "--trainpref", str(raw / "train"),
-                                 "--validpref", str(raw / "valid"), "--testpref", str(raw / "test"),
-                                 "--destdir", str(out), "--bpe-merges", "100", "--no-progress"])
-    return str(out)
+    return synthetic_data_bin(str(tmp_path_factory.mktemp("task")), 60, 10, 10, merges=100, seed=2)
 
 
 def make_task(data, **overrides):

@@ -16,6 +16,8 @@ Steps, for each split and side:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import logging
 import os
 import shutil
@@ -88,10 +90,18 @@ def _sides(spec):
 _PARSERS = {}
 
 
-def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
-    """Return (path of the whitespace-tokenised text, path of its CoNLL-U or None)."""
+def _write_tokens(conllu, path, units):
+    """The whitespace-tokenised text of a CoNLL-U file (surface tokens or words)."""
     from fairseq_syntax.data.conllu import read_conllu
 
+    with open(path, "w", encoding="utf-8") as f:
+        for s in read_conllu(conllu):
+            f.write(" ".join(s.tokens if units == "surface" else s.words) + "\n")
+    return path
+
+
+def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
+    """Return (path of the whitespace-tokenised text, path of its CoNLL-U or None)."""
     conllu = f"{pref}.{lang}.conllu"
     raw = f"{pref}.{lang}"
     if side in syntax_sides:
@@ -113,21 +123,13 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
             parser = _PARSERS[key]
             parse_file(parser, raw, out, progress=not args.no_progress)
             conllu = out
-        tok = os.path.join(work, f"{split}.tok.{lang}")
-        with open(tok, "w", encoding="utf-8") as f:
-            for s in read_conllu(conllu):
-                f.write(" ".join(s.tokens if args.units == "surface" else s.words) + "\n")
-        return tok, conllu
+        return _write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units), conllu
     if os.path.exists(raw):
         tok = os.path.join(work, f"{split}.tok.{lang}")
         shutil.copyfile(raw, tok)
         return tok, None
     if os.path.exists(conllu):
-        tok = os.path.join(work, f"{split}.tok.{lang}")
-        with open(tok, "w", encoding="utf-8") as f:
-            for s in read_conllu(conllu):
-                f.write(" ".join(s.tokens if args.units == "surface" else s.words) + "\n")
-        return tok, None
+        return _write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units), None
     raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
 
 
@@ -148,9 +150,14 @@ def learn_and_apply_bpe(args, texts, work, progress=True):
             for lang in langs:
                 with open(texts[("train", lang)], encoding="utf-8") as f:
                     shutil.copyfileobj(f, out)
-        with open(train_cat, encoding="utf-8") as fin, open(code_path, "w", encoding="utf-8") as fout:
+        quiet = io.StringIO()  # subword-nmt draws its own progress bar on stderr
+        with open(train_cat, encoding="utf-8") as fin, open(code_path, "w", encoding="utf-8") as fout, \
+                contextlib.redirect_stderr(sys.stderr if progress else quiet):
             learn_bpe(fin, fout, args.bpe_merges, min_frequency=2)
         os.remove(train_cat)
+        with open(code_path, encoding="utf-8") as fc:
+            learned = sum(1 for line in fc if not line.startswith("#version"))
+        logger.info("BPE %s: %d merges learned (asked for %d)", name, learned, args.bpe_merges)
         with open(code_path, encoding="utf-8") as fc:
             bpe = BPE(fc)
         for lang in langs:

@@ -18,35 +18,42 @@ def check_tree(heads: Sequence[int], where: str) -> List[int]:
     :class:`SyntaxDataError` naming ``where`` and the offending words.
     """
     n = len(heads)
-    roots = [i + 1 for i, h in enumerate(heads) if h == 0]
-    if not roots:
-        raise SyntaxDataError(where, "no root: no word has HEAD 0")
-    if len(roots) > 1:
+    if heads.count(0) != 1:
+        roots = [i + 1 for i, h in enumerate(heads) if h == 0]
+        if not roots:
+            raise SyntaxDataError(where, "no root: no word has HEAD 0")
         raise SyntaxDataError(where, f"{len(roots)} roots (words {roots}); a sentence must be one tree")
-    for i, h in enumerate(heads):
-        if h < 0 or h > n:
-            raise SyntaxDataError(where, f"HEAD {h} of word {i + 1} is out of range 0..{n}")
-        if h == i + 1:
-            raise SyntaxDataError(where, f"word {i + 1} is its own head")
-    depth = [-1] * (n + 1)
-    depth[0] = -1
+    if n and (min(heads) < 0 or max(heads) > n):
+        i, h = next((i, h) for i, h in enumerate(heads) if h < 0 or h > n)
+        raise SyntaxDataError(where, f"HEAD {h} of word {i + 1} is out of range 0..{n}")
+    depth = [-1] * (n + 1)  # depth[w] for 1-based w; depth[0] (the virtual root) = -1
     for start in range(1, n + 1):
         if depth[start] >= 0:
             continue
         path = []
-        on_path = set()
         w = start
-        while w != 0 and depth[w] < 0:
-            if w in on_path:
-                cyc = path[path.index(w):]
-                raise SyntaxDataError(where, f"cycle through words {cyc}")
-            on_path.add(w)
+        while w and depth[w] < 0:
             path.append(w)
+            if len(path) > n:
+                _raise_cycle(heads, start, where)
             w = heads[w - 1]
-        base = depth[w] if w != 0 else -1
-        for k, node in enumerate(reversed(path), 1):
-            depth[node] = base + k
+        d = depth[w] if w else -1
+        for node in reversed(path):
+            d += 1
+            depth[node] = d
     return depth[1:]
+
+
+def _raise_cycle(heads, start, where):
+    seen = []
+    w = start
+    while w not in seen:
+        seen.append(w)
+        w = heads[w - 1]
+    cyc = seen[seen.index(w):]
+    if len(cyc) == 1:
+        raise SyntaxDataError(where, f"word {cyc[0]} is its own head")
+    raise SyntaxDataError(where, f"cycle through words {sorted(cyc)}")
 
 
 def word_depths(heads: Sequence[int]) -> List[int]:
