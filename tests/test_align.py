@@ -90,3 +90,11 @@ def test_check_sizes_message():
         check_sizes(np.array([3, 2, 5]), np.array([2, 1, 3]), "split 'valid', source side")
     with pytest.raises(SyntaxDataError, match="2 sentences in the syntax data but 3 in the token data"):
         check_sizes(np.array([3, 2, 5]), np.array([2, 1]), "w")
+
+
+def test_irregular_spacing_in_bpe_line():
+    s = sentence_from_heads(["foo", "bar"], [2, 0])
+    w, h, _ = align_sentence(s, "fo@@  o\tbar ", "x:1")
+    assert w == [1, 1, 2] and h == [2, 2, 0]
+    w, h, _ = align_sentence(sentence_from_heads(["@@", "x"], [2, 0]), "@@ x", "x:2")
+    assert w == [1, 2]

@@ -172,3 +172,12 @@ def test_last_batch_is_not_dropped():
     ds, *_ = make_dataset("chain")
     batches = ds.batch_by_size(ds.ordered_indices(), max_sentences=8, required_batch_size_multiple=8)
     assert sum(len(b) for b in batches) == len(ds)
+
+
+def test_malformed_binary_syntax_names_the_sentence():
+    from fairseq_syntax.errors import SyntaxDataError
+
+    ds, *_ = make_dataset("chain")
+    ds.src_syntax.heads.items[2] = torch.tensor([9] * len(ds.src_syntax.heads.items[2]))
+    with pytest.raises(SyntaxDataError, match=r"src, sentence 2: malformed syntax data: .*heads lie in 0..W"):
+        ds[2]

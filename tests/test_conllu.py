@@ -136,3 +136,17 @@ def test_depths_from_check_tree():
 
     # 1 <- 2 <- 3(root) -> 4 -> 5
     assert check_tree([2, 3, 0, 3, 4], "x") == [2, 1, 0, 1, 2]
+
+
+def test_overlapping_or_repeated_multiword_ranges():
+    base = "1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\t_\t1\tdep\t_\t_\n"
+    bad(base + "3-4\tzum\t_\t_\t_\t_\t_\t_\t_\t_\n3-4\tzum\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        "3\tzu\t_\t_\t_\t_\t1\tdep\t_\t_\n4\tdem\t_\t_\t_\t_\t1\tdep\t_\t_\n\n", r"bad.conllu:4: multiword token range 3-4")
+    bad(base + "3-3\tz\t_\t_\t_\t_\t_\t_\t_\t_\n3\tz\t_\t_\t_\t_\t1\tdep\t_\t_\n\n", "must span at least two words")
+
+
+def test_byte_order_mark(tmp_path):
+    p = tmp_path / "bom.conllu"
+    p.write_bytes("\ufeff1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n\n".encode("utf-8"))
+    (s,) = list(read_conllu(str(p)))
+    assert s.words == ["a"]

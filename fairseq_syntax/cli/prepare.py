@@ -72,8 +72,20 @@ def get_parser():
 
 
 def _count_lines(path):
-    with open(path, "rb") as f:
+    # text mode, like every reader downstream (BPE, fairseq-preprocess): a stray
+    # carriage return counts as a line break here exactly as it does there
+    with open(path, encoding="utf-8") as f:
         return sum(1 for _ in f)
+
+
+def _copy_text(src, dst):
+    """Copy a whitespace-tokenised text file; empty lines are errors."""
+    with open(src, encoding="utf-8-sig") as fin, open(dst, "w", encoding="utf-8") as fout:
+        for i, line in enumerate(fin, 1):
+            if not line.strip():
+                raise SyntaxDataError(f"{src}:{i}", "empty line: every line must hold one sentence")
+            fout.write(line.rstrip("\r\n") + "\n")
+    return dst
 
 
 def _sides(spec):
@@ -125,9 +137,7 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
             conllu = out
         return _write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units), conllu
     if os.path.exists(raw):
-        tok = os.path.join(work, f"{split}.tok.{lang}")
-        shutil.copyfile(raw, tok)
-        return tok, None
+        return _copy_text(raw, os.path.join(work, f"{split}.tok.{lang}")), None
     if os.path.exists(conllu):
         return _write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units), None
     raise SyntaxDataError(raw, "neither this file nor its .conllu exists")

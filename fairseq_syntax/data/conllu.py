@@ -32,7 +32,7 @@ _WS = re.compile(r"\s+")
 def normalize_form(form: str) -> str:
     """Return ``form`` with internal whitespace replaced by SPACE_IN_FORM."""
     if " " in form or "\t" in form or "\u00a0" in form or _WS.search(form):
-        return _WS.sub(SPACE_IN_FORM, form.strip())
+        return _WS.sub(SPACE_IN_FORM, form.strip()) or SPACE_IN_FORM
     return form
 
 
@@ -91,7 +91,7 @@ def read_conllu(source, path: Optional[str] = None) -> Iterator[Sentence]:
 
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         path = str(source) if path is None else path
-        with open(source, encoding="utf-8") as fh:
+        with open(source, encoding="utf-8-sig") as fh:
             yield from read_conllu(fh, path)
         return
     path = path or getattr(source, "name", "<conllu>")
@@ -136,9 +136,9 @@ def read_conllu(source, path: Optional[str] = None) -> Iterator[Sentence]:
                     if not (a.isdigit() and b.isdigit()):
                         _fail(path, lineno, f"bad multiword token range ID {wid!r}")
                     a, b = int(a), int(b)
-                    if a != len(words) + 1 or b < a:
-                        _fail(path, lineno,
-                              f"multiword token range {wid} does not start at the next word ID {len(words) + 1}")
+                    if a != len(words) + 1 or b <= a or a <= mwt_end:
+                        _fail(path, lineno, f"multiword token range {wid} must span at least two words, starting "
+                              f"at the next word ID {len(words) + 1}, and not overlap the previous range")
                     tokens.append(normalize_form(cols[1]))
                     mwt_end = b
                     continue

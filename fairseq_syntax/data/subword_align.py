@@ -41,7 +41,7 @@ def split_subwords(line: str, marker: str = "@@") -> Tuple[List[str], List[str],
     sep = marker + " "
     if marker in line and marker in subs:  # a bare marker token: join token by token
         return _split_subwords_slow(subs, marker)
-    units = line.replace(sep, "").split()
+    units = " ".join(subs).replace(sep, "").split()
     ends = [not x.endswith(marker) for x in subs]
     unit_of_sub = list(accumulate(ends, initial=0))
     unit_of_sub.pop()

@@ -87,6 +87,10 @@ def _side_item(side: SideSyntax, index: int, fields, strategy: str, decoder_inpu
     word = side.words[index].numpy().astype(np.int64)
     head = side.heads[index].numpy().astype(np.int64)
     n = len(word)
+    if n and (word[0] != 1 or (np.diff(word) < 0).any() or (np.diff(word) > 1).any() or head.min() < 0
+              or head.max() > word[-1]):
+        raise ValueError(f"word indices must run 1..W in order and heads lie in 0..W (words {word.tolist()}, "
+                         f"heads {head.tolist()})")
     out = {}
     shift = 1 if decoder_input else 0  # decoder input: position j holds y_j
     eos_pos = 0 if decoder_input else n
@@ -164,7 +168,10 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
             if not fields:
                 continue
             syn = self._side(side)
-            arrays = _side_item(syn, index, fields, self.request.strategy, decoder_input)
+            try:
+                arrays = _side_item(syn, index, fields, self.request.strategy, decoder_input)
+            except (IndexError, ValueError) as e:
+                raise SyntaxDataError(f"{syn.name}, sentence {index}", f"malformed syntax data: {e}") from e
             tokens = item["source" if side == "source" else "target"]
             if tokens is not None and len(tokens) != len(next(iter(arrays.values()))):
                 raise SyntaxDataError(

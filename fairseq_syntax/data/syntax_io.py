@@ -20,6 +20,7 @@ the token item (fairseq appends EOS); :func:`check_sizes` enforces this.
 """
 from __future__ import annotations
 
+import logging
 import os
 from array import array
 from typing import Iterable, List, Optional, Sequence
@@ -29,6 +30,7 @@ import numpy as np
 from fairseq_syntax.errors import SyntaxDataError
 
 FIELDS = ("words", "heads", "labels")
+logger = logging.getLogger(__name__)
 
 
 class AlignedCorpus:
@@ -102,6 +104,12 @@ class AlignedCorpus:
         index = label_dict.indices
         unk = label_dict.unk()
         label_ids = array("i", [index.get(x, unk) for x in self.labels])
+        unknown = sorted({x for x in self.labels if x not in index})
+        if unknown:
+            logger.warning(
+                "%s: %d label(s) not in the label dictionary are stored as <unk>: %s",
+                prefix, len(unknown), ", ".join(unknown[:20]),
+            )
         for field, data in (("words", self.words), ("heads", self.heads), ("labels", label_ids)):
             write_mmap(prefix + "." + field, data, self.sizes)
 

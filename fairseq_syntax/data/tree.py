@@ -87,6 +87,8 @@ def token_tree(
     t_labels = []
     for t in range(n_tok):
         w = rep[t]
+        if w < 0:
+            raise ValueError(f"token {t + 1} covers no word")
         h = heads[w]
         t_heads.append(0 if h == 0 else token_of_word[h - 1] + 1)
         t_labels.append(labels[w])

@@ -15,10 +15,19 @@ from fairseq_syntax.parsing.base import Parser
 
 
 def doc_to_sentence(doc) -> Sentence:
+    """One Sentence per Doc. spaCy keeps runs of whitespace (a double space,
+    the ideographic space of Japanese text) as tokens; they are not words of
+    the text we translate, so they are dropped and their dependents attached
+    to the nearest non-space ancestor."""
+    kept = [t for t in doc if not t.is_space]
+    new_index = {t.i: k + 1 for k, t in enumerate(kept)}
     words, heads, labels = [], [], []
-    for t in doc:
+    for t in kept:
+        h = t.head
+        while h.is_space and h.head.i != h.i:
+            h = h.head
         words.append(normalize_form(t.text))
-        heads.append(0 if t.head.i == t.i else t.head.i + 1)
+        heads.append(0 if h.i == t.i or h.is_space else new_index[h.i])
         labels.append(t.dep_.lower() if t.dep_ != "ROOT" else "root")
     return Sentence(words, heads, labels)
 

@@ -200,11 +200,15 @@ class SyntaxTranslationTask(TranslationTask):
                 parts[f].append(syntax_io.load_field(p, f))
             if syntax_io.syntax_exists(p, "labels") and label_dict is not None:
                 parts["labels"].append(syntax_io.load_field(p, "labels"))
-        words = parts["words"][0] if len(prefixes) == 1 else ConcatDataset(parts["words"])
-        heads = parts["heads"][0] if len(prefixes) == 1 else ConcatDataset(parts["heads"])
-        labels = None
-        if len(parts["labels"]) == len(prefixes):
-            labels = parts["labels"][0] if len(prefixes) == 1 else ConcatDataset(parts["labels"])
+        # shards are combined exactly as fairseq combines the token shards
+        ratios = [1] * len(prefixes)
+        ratios[0] = self.cfg.upsample_primary
+
+        def combine_parts(datasets):
+            return datasets[0] if len(datasets) == 1 else ConcatDataset(datasets, ratios)
+
+        words, heads = combine_parts(parts["words"]), combine_parts(parts["heads"])
+        labels = combine_parts(parts["labels"]) if len(parts["labels"]) == len(prefixes) else None
         where = f"split '{split}', {side} side ({lang}, {prefixes[0]})"
         syntax_io.check_sizes(token_sizes, words.sizes, where)
         syntax_io.check_sizes(words.sizes, heads.sizes, where + " heads vs words", offset=0)
