@@ -1,5 +1,4 @@
 """Alignment of trees to BPE lines, text/binary syntax files, and their errors."""
-import os
 
 import numpy as np
 import pytest

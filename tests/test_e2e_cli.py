@@ -30,8 +30,13 @@ def test_train_generate_restore(data_bin, tmp_path):
     # checkpoints load under torch's default weights_only=True (no safety switch-off)
     import fairseq_syntax  # noqa: F401  (registers the allow-list)
 
+    from fairseq_syntax.checkpoint_safety import FAIRSEQ_CHECKPOINT_GLOBALS
+
+    needed = set(torch.serialization.get_unsafe_globals_in_checkpoint(ck))
+    allowed = {f"{c.__module__}.{c.__qualname__}" for c in FAIRSEQ_CHECKPOINT_GLOBALS}
+    assert needed <= allowed, f"checkpoint pickles globals outside the allow-list: {needed - allowed}"
     state = torch.load(ck, weights_only=True)
-    assert state["extra_state"]["train_iterator"]["num_updates" if False else "epoch"] >= 1
+    assert state["extra_state"]["train_iterator"]["epoch"] >= 1 and "model" in state
     g = run(generate_cmd(data_bin, ck))
     n_hyp = len(re.findall(r"^H-\d+", g.stdout, flags=re.M))
     assert n_hyp == 21  # every test sentence, none dropped by fairseq's batching

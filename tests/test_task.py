@@ -2,7 +2,6 @@
 import os
 import shutil
 
-import numpy as np
 import pytest
 from omegaconf import OmegaConf
 

@@ -174,7 +174,7 @@ def read_conllu(source, path: Optional[str] = None) -> Iterator[Sentence]:
             elif comments:
                 comments = []
             continue
-        _fail(path, lineno, f"expected a word line (10 tab-separated columns), a comment or an empty line")
+        _fail(path, lineno, "expected a word line (10 tab-separated columns), a comment or an empty line")
     if words:
         yield finish()
 

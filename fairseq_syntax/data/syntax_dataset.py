@@ -25,7 +25,7 @@ label dictionary), ``words`` (long, 1-based node index of each token).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, FrozenSet, Optional
 
 import numpy as np

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 from array import array
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, Sequence
 
 import numpy as np
 

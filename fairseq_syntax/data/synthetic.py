@@ -153,7 +153,6 @@ class SyntheticLanguagePair:
                     heads.append(my_idx)
                     labels.append("case")
                 else:
-                    start = len(forms)
                     child_head_slot = visit(x, -1)
                     if my_idx is None:
                         pending.append(child_head_slot)
