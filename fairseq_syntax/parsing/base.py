@@ -1,6 +1,7 @@
 """Parser interface, backend registry and the batched file driver."""
 from __future__ import annotations
 
+import abc
 import importlib
 from typing import Callable, Dict, List, Sequence
 
@@ -18,13 +19,14 @@ BACKENDS: Dict[str, str] = {
 }
 
 
-class Parser:
+class Parser(abc.ABC):
     """Parses lines (raw, or whitespace-tokenised when ``pretokenized``)."""
 
     pretokenized: bool = False
 
-    def parse(self, lines: Sequence[str]) -> List[Sentence]:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abc.abstractmethod
+    def parse(self, lines: Sequence[str]) -> List[Sentence]:
+        """One Sentence per line, in order."""
 
     def check(self, lines: Sequence[str], sents: List[Sentence], first_line: int, path: str) -> None:
         """One tree per line; in pre-tokenized mode the tokens are the input's."""
