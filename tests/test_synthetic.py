@@ -60,3 +60,25 @@ def test_source_surface_does_not_reveal_attachment():
         src, _ = pair.sample(rng)
         seen.update(lab for lab in src.labels if lab in ("obl", "nmod"))
     assert seen == {"obl", "nmod"}
+
+
+def _pp_after_noun_phrase(s):
+    """A prepositional phrase (obl or nmod) right after a noun phrase: the surface
+    allows both attachments and the head-final target orders them differently."""
+    first_case = {}
+    for i, (h, lab) in enumerate(zip(s.heads, s.labels)):
+        if lab == "case":
+            first_case[h - 1] = min(first_case.get(h - 1, i), i)
+    for noun, start in first_case.items():
+        if s.labels[noun] in ("obl", "nmod") and start > 0:
+            prev = start - 1
+            if prev != noun and s.labels[prev] in ("obj", "obl", "nmod", "nsubj") and s.words[prev] != "that":
+                return True
+    return False
+
+
+def test_most_sentences_hold_an_attachment_only_the_tree_resolves(tmp_path):
+    generate_corpus(str(tmp_path), {"test": 500}, seed=1)
+    sents = list(read_conllu(str(tmp_path / "test.src.conllu")))
+    share = sum(_pp_after_noun_phrase(s) for s in sents) / len(sents)
+    assert share > 0.5
