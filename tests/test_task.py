@@ -93,9 +93,15 @@ def test_missing_syntax_files_named(small_bin, tmp_path):
     for f in os.listdir(data):
         if f.startswith("test.src-tgt.src.") and (".words." in f or ".heads." in f):
             os.remove(os.path.join(data, f))
-    task = make_task(data, source_syntax="parents")
-    with pytest.raises(SyntaxDataError, match=r"test.src-tgt.src.words.\{bin,idx\}: source syntax is needed"):
+    task = make_task(data)
+    task.apply_model_needs({"source": ["parents"], "inputs": ["src_parents"]})  # PASCAL-like: parses are inputs
+    with pytest.raises(SyntaxDataError, match=r"test.src-tgt.src.words.\{bin,idx\}: source syntax is a model input"):
         task.load_dataset("test")
+    # supervision only (DBSA-like): the split loads, its batches carry no source syntax
+    task = make_task(data, source_syntax="parents")
+    task.load_dataset("test")
+    ds = task.dataset("test")
+    assert "src_parents" not in ds.collater([ds[0], ds[1]]).get("syntax", {})
     # a model without syntax needs still loads the split
     make_task(data).load_dataset("test")
 

@@ -1,1 +1,2 @@
-"""fairseq criterions of the plugin (added by the model issues)."""
+"""fairseq criterions of the plugin."""
+from fairseq_syntax.criterions import label_smoothed_cross_entropy_with_dependency  # noqa: F401

@@ -63,6 +63,16 @@ class SyntaxRequest:
     def needs(self, side: str) -> FrozenSet[str]:
         return self.source if side == "source" else self.target
 
+    def required(self, side: str) -> FrozenSet[str]:
+        """Fields of a side the model takes as inputs: a split must have them.
+
+        The other fields only supervise training (e.g. DBSA's gold parents);
+        a split without syntax data (a test set at decoding time) simply
+        comes without them.
+        """
+        prefix = "src_" if side == "source" else "tgt_"
+        return frozenset(f for f in self.needs(side) if prefix + f in self.inputs)
+
 
 class SideSyntax:
     """The syntax datasets of one side (words, heads and optional labels)."""
@@ -152,11 +162,11 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
 
     def _side(self, side: str) -> Optional[SideSyntax]:
         syn = self.src_syntax if side == "source" else self.tgt_syntax
-        if self.request.needs(side) and syn is None:
+        if self.request.required(side) and syn is None:
             raise SyntaxDataError(
                 "syntax_translation",
-                f"{side} syntax ({', '.join(sorted(self.request.needs(side)))}) is needed but no {side} syntax "
-                "data was found next to the token data: run preprocess/binarize.py for this split",
+                f"{side} syntax ({', '.join(sorted(self.request.required(side)))}) is a model input but no {side} "
+                "syntax data was found next to the token data: run preprocess/binarize.py for this split",
             )
         return syn
 
@@ -168,6 +178,8 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
             if not fields:
                 continue
             syn = self._side(side)
+            if syn is None:  # supervision-only fields, split without syntax data
+                continue
             try:
                 arrays = _side_item(syn, index, fields, self.request.strategy, decoder_input)
             except (IndexError, ValueError) as e:
@@ -192,7 +204,7 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
         order = batch["id"].tolist()
         ds = self.dataset
         out = {}
-        if self.request.source:
+        if self.request.source and self.src_syntax is not None:
             width = batch["net_input"]["src_tokens"].size(1)
             out.update(
                 _collate_side(
@@ -201,7 +213,7 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
                 )
             )
             out["src_supervised"] = _supervised(batch["net_input"]["src_tokens"], ds.src_dict, decoder_input=False)
-        if self.request.target and batch.get("target") is not None:
+        if self.request.target and self.tgt_syntax is not None and batch.get("target") is not None:
             width = batch["target"].size(1)
             out.update(
                 _collate_side(

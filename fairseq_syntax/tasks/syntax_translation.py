@@ -47,12 +47,12 @@ _FIELDS_HELP = (
 
 @dataclass
 class SyntaxTranslationConfig(TranslationConfig):
-    parent_strategy: ChoiceEnum(STRATEGIES) = field(
-        default="chain",
+    parent_strategy: ChoiceEnum(("auto",) + STRATEGIES) = field(
+        default="auto",
         metadata={
             "help": "how a word's head becomes a subword parent: chain (DBSA: next subword, word-final "
             "subword -> head's first subword), middle (PASCAL: mean position of the head's subwords), "
-            "first (SISA: head's first subword)"
+            "first (SISA: head's first subword); auto (default) = the model's preset, else chain"
         },
     )
     source_syntax: str = field(default="auto", metadata={"help": "source side: " + _FIELDS_HELP})
@@ -85,8 +85,9 @@ class SyntaxTranslationTask(TranslationTask):
             "source": _parse_fields(cfg.source_syntax, "source-syntax"),
             "target": _parse_fields(cfg.target_syntax, "target-syntax"),
         }
+        self._strategy_explicit = str(cfg.parent_strategy) != "auto"
         self.syntax_request = SyntaxRequest(
-            strategy=cfg.parent_strategy,
+            strategy=str(cfg.parent_strategy) if self._strategy_explicit else "chain",
             source=self._explicit["source"] or frozenset(),
             target=self._explicit["target"] or frozenset(),
         )
@@ -128,9 +129,12 @@ class SyntaxTranslationTask(TranslationTask):
                 new[side] = explicit
         strategy = needs.get("strategy")
         if strategy is not None and strategy != req.strategy:
-            logger.warning(
-                "model prefers parent strategy %r but the task uses %r (--parent-strategy)", strategy, req.strategy
-            )
+            if self._strategy_explicit:
+                logger.warning(
+                    "the model is built for parent strategy %r but --parent-strategy is %r", strategy, req.strategy
+                )
+            else:
+                req.strategy = strategy
         req.source, req.target = new["source"], new["target"]
         req.inputs = frozenset(req.inputs) | frozenset(needs.get("inputs", ()))
 
@@ -156,8 +160,9 @@ class SyntaxTranslationTask(TranslationTask):
 
     def _adopt_saved_config(self, task_cfg):
         strategy = getattr(task_cfg, "parent_strategy", None)
-        if strategy is not None and str(strategy) != self.syntax_request.strategy:
+        if strategy is not None and str(strategy) != "auto":
             self.syntax_request.strategy = str(strategy)
+            self._strategy_explicit = True
         for side, opt in (("source", "source_syntax"), ("target", "target_syntax")):
             val = getattr(task_cfg, opt, None)
             if val is not None:
@@ -186,12 +191,17 @@ class SyntaxTranslationTask(TranslationTask):
             if not combine:
                 break
         if not prefixes or not syntax_io.syntax_exists(prefixes[0], "words"):
-            if self.syntax_request.needs(side):
+            where = os.path.join(data_path, f"{split}.{src}-{tgt}.{lang}.words.{{bin,idx}}")
+            required = self.syntax_request.required(side)
+            if required:
                 raise SyntaxDataError(
-                    os.path.join(data_path, f"{split}.{src}-{tgt}.{lang}.words.{{bin,idx}}"),
-                    f"{side} syntax is needed ({','.join(sorted(self.syntax_request.needs(side)))}) but the syntax "
+                    where,
+                    f"{side} syntax is a model input ({','.join(sorted(required))}) but the syntax "
                     "datasets are missing: run preprocess/binarize.py (or preprocess/prepare.py)",
                 )
+            if self.syntax_request.needs(side):
+                logger.info("%s: no %s syntax data; batches of split %r carry no %s supervision",
+                            where, side, split, side)
             return None
         label_dict = self.src_label_dict if side == "source" else self.tgt_label_dict
         parts = {f: [] for f in ("words", "heads", "labels")}

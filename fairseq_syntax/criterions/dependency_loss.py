@@ -1,0 +1,32 @@
+"""Cross-entropy of a parse head's attention against gold parents.
+
+Deguchi et al. (2019) Sec. 3.2: e_parse = CE(A_parse[t, :], head(t)) over the
+supervised tokens t. Positions that carry no real token (EOS, padding) are
+excluded, and so, on the decoder side, are tokens whose gold parent lies in
+the future (masked attention cannot put mass there: Fig. 3, "are ->
+explained"). A row with no supervised position contributes nothing, and the
+gather never takes the log of zero, so no NaN reaches the gradient.
+"""
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+
+def parse_head_nll(probs: Tensor, parents: Tensor, supervised: Tensor, causal: bool) -> Tuple[Tensor, Tensor]:
+    """(sum of -log A[t, parent(t)] over supervised t, number of supervised t).
+
+    probs: (B, T, S) attention of the parse head; parents: (B, T) long gold
+    parent positions in the same coordinates (-1 at padding); supervised:
+    (B, T) bool. With ``causal``, positions whose parent is later than
+    themselves are dropped.
+    """
+    if parents.is_floating_point():
+        raise ValueError("parse heads need integer parents: use --parent-strategy chain or first, not middle")
+    sup = supervised & parents.ge(0)
+    if causal:
+        pos = torch.arange(parents.size(1), device=parents.device).unsqueeze(0)
+        sup = sup & parents.le(pos)
+    gold = probs.gather(-1, parents.clamp_min(0).unsqueeze(-1)).squeeze(-1)
+    nll = -gold.float().clamp_min(1e-12).log()
+    return (nll * sup).sum(), sup.sum()

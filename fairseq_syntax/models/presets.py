@@ -1,0 +1,79 @@
+"""Named architectures of ``syntax_transformer`` (paper configurations + tiny ones).
+
+Base sizes follow each paper (Transformer base: 6+6 layers, d 512, 8 heads,
+FFN 2048). The ``*_tiny`` presets (2+2 layers, d 32, 4 heads) exist for tests
+and CPU demos.
+"""
+from fairseq.models import register_model_architecture
+from fairseq.models.transformer.transformer_legacy import base_architecture
+
+from fairseq_syntax.models import syntax_transformer  # noqa: F401  (registers the model first)
+
+
+def _syntax_defaults(args):
+    args.dbsa_encoder_layer = getattr(args, "dbsa_encoder_layer", 0)
+    args.dbsa_decoder_layer = getattr(args, "dbsa_decoder_layer", 0)
+    args.dbsa_bias = getattr(args, "dbsa_bias", "query")
+    args.syntax_parent_strategy = getattr(args, "syntax_parent_strategy", "chain")
+
+
+def _tiny(args):
+    for side in ("encoder", "decoder"):
+        setattr(args, f"{side}_layers", getattr(args, f"{side}_layers", 2))
+        setattr(args, f"{side}_embed_dim", getattr(args, f"{side}_embed_dim", 32))
+        setattr(args, f"{side}_ffn_embed_dim", getattr(args, f"{side}_ffn_embed_dim", 64))
+        setattr(args, f"{side}_attention_heads", getattr(args, f"{side}_attention_heads", 4))
+
+
+@register_model_architecture("syntax_transformer", "syntax_transformer")
+def syntax_transformer(args):
+    _syntax_defaults(args)
+    base_architecture(args)
+
+
+@register_model_architecture("syntax_transformer", "syntax_transformer_tiny")
+def syntax_transformer_tiny(args):
+    _tiny(args)
+    syntax_transformer(args)
+
+
+# --- DBSA (Deguchi et al. 2019): parse heads in encoder layer 4 and decoder layer 4 -------------
+@register_model_architecture("syntax_transformer", "transformer_dbsa")
+def transformer_dbsa(args):
+    args.dbsa_encoder_layer = getattr(args, "dbsa_encoder_layer", 4)
+    args.dbsa_decoder_layer = getattr(args, "dbsa_decoder_layer", 4)
+    syntax_transformer(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_dbsa_enc")
+def transformer_dbsa_enc(args):
+    args.dbsa_encoder_layer = getattr(args, "dbsa_encoder_layer", 4)
+    syntax_transformer(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_dbsa_dec")
+def transformer_dbsa_dec(args):
+    args.dbsa_decoder_layer = getattr(args, "dbsa_decoder_layer", 4)
+    syntax_transformer(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_dbsa_tiny")
+def transformer_dbsa_tiny(args):
+    args.dbsa_encoder_layer = getattr(args, "dbsa_encoder_layer", 2)
+    args.dbsa_decoder_layer = getattr(args, "dbsa_decoder_layer", 2)
+    syntax_transformer_tiny(args)
+
+
+# --- SISA (the PASCAL paper's LISA re-implementation): encoder parse head, 'first' parents ------
+@register_model_architecture("syntax_transformer", "transformer_sisa")
+def transformer_sisa(args):
+    args.dbsa_encoder_layer = getattr(args, "dbsa_encoder_layer", 4)
+    args.syntax_parent_strategy = getattr(args, "syntax_parent_strategy", "first")
+    syntax_transformer(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_sisa_tiny")
+def transformer_sisa_tiny(args):
+    args.dbsa_encoder_layer = getattr(args, "dbsa_encoder_layer", 2)
+    args.syntax_parent_strategy = getattr(args, "syntax_parent_strategy", "first")
+    syntax_transformer_tiny(args)
