@@ -13,6 +13,19 @@ import torch
 from torch import Tensor
 
 
+def supervised_positions(parents: Tensor, supervised: Tensor, causal: bool) -> Tensor:
+    """Positions whose gold parent the parse head is trained to predict.
+
+    Real tokens only (``supervised``), and with ``causal`` (decoder side) only
+    those whose parent is not later than themselves.
+    """
+    sup = supervised & parents.ge(0)
+    if causal:
+        pos = torch.arange(parents.size(1), device=parents.device).unsqueeze(0)
+        sup = sup & parents.le(pos)
+    return sup
+
+
 def parse_head_nll(probs: Tensor, parents: Tensor, supervised: Tensor, causal: bool) -> Tuple[Tensor, Tensor]:
     """(sum of -log A[t, parent(t)] over supervised t, number of supervised t).
 
@@ -23,10 +36,7 @@ def parse_head_nll(probs: Tensor, parents: Tensor, supervised: Tensor, causal: b
     """
     if parents.is_floating_point():
         raise ValueError("parse heads need integer parents: use --parent-strategy chain or first, not middle")
-    sup = supervised & parents.ge(0)
-    if causal:
-        pos = torch.arange(parents.size(1), device=parents.device).unsqueeze(0)
-        sup = sup & parents.le(pos)
+    sup = supervised_positions(parents, supervised, causal)
     gold = probs.gather(-1, parents.clamp_min(0).unsqueeze(-1)).squeeze(-1)
     nll = -gold.float().clamp_min(1e-12).log()
     return (nll * sup).sum(), sup.sum()

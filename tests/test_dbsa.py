@@ -1,0 +1,135 @@
+"""DBSA (Deguchi et al. 2019): bi-affine parse head, decoder supervision, loss, incremental decoding."""
+import argparse
+
+import numpy as np
+import pytest
+import torch
+from fairseq.data import Dictionary
+
+from fairseq_syntax.criterions.dependency_loss import parse_head_nll, supervised_positions
+from fairseq_syntax.data.conllu import sentence_from_heads
+from fairseq_syntax.data.parent_strategies import subword_parents
+from fairseq_syntax.data.subword_align import align_sentence
+from fairseq_syntax.modules.dependency_attention import DependencySelfAttention
+
+
+@pytest.mark.parametrize("bias", ["query", "key"])
+def test_biaffine_scores_by_hand(bias):
+    torch.manual_seed(0)
+    att = DependencySelfAttention(embed_dim=4, num_heads=2, bias=bias)
+    with torch.no_grad():
+        att.biaffine_u1.copy_(torch.tensor([[1.0, 2.0], [0.0, -1.0]]))
+        att.biaffine_u.copy_(torch.tensor([0.5, -2.0]))
+    q = torch.tensor([[1.0, 0.0], [2.0, 1.0], [0.0, 3.0]])  # T = 3 queries
+    k = torch.tensor([[1.0, 1.0], [0.0, 2.0], [-1.0, 0.5]])  # S = 3 keys
+    got = att.biaffine_scores(q, k)
+    U1, u = att.biaffine_u1.detach(), att.biaffine_u.detach()
+    want = torch.zeros(3, 3)
+    for t in range(3):
+        for s in range(3):
+            bilinear = sum(q[t, a] * U1[a, b] * k[s, b] for a in range(2) for b in range(2))
+            prior = (q[t] @ u) if bias == "query" else (k[s] @ u)  # Eq. 14: Q U2, U2 = (u ... u)
+            want[t, s] = bilinear + prior
+    # e.g. t=0, s=1: q0 U1 k1 = [1,2].[0,2] = 4; q0.u = 0.5
+    assert want[0, 1] == pytest.approx(4.0 + (0.5 if bias == "query" else -4.0))
+    assert torch.allclose(got, want, atol=1e-6)
+    if bias == "query":  # the printed Eq. 14 bias is constant per row: the softmax ignores it
+        assert torch.allclose(got.softmax(-1), (got - (q @ u).unsqueeze(-1)).softmax(-1), atol=1e-6)
+
+
+def test_parse_head_replaces_the_last_head():
+    torch.manual_seed(1)
+    att = DependencySelfAttention(embed_dim=8, num_heads=2).eval()
+    x = torch.randn(5, 3, 8)  # T x B x C
+    out, w = att(x, x, x, need_head_weights=True)
+    assert out.shape == (5, 3, 8) and w.shape == (2, 3, 5, 5)
+    q = att.q_proj(x).view(5, 3, 2, 4).permute(1, 2, 0, 3)
+    k = att.k_proj(x).view(5, 3, 2, 4).permute(1, 2, 0, 3)
+    v = att.v_proj(x).view(5, 3, 2, 4).permute(1, 2, 0, 3)
+    ordinary = torch.softmax(q[:, 0] * att.scaling @ k[:, 0].transpose(1, 2), -1)
+    parse = torch.softmax(att.biaffine_scores(q[:, 1], k[:, 1]), -1)
+    assert torch.allclose(w[0], ordinary, atol=1e-6) and torch.allclose(w[1], parse, atol=1e-6)
+    assert torch.allclose(att.last_parse_probs, parse, atol=1e-6)
+    heads = torch.cat([ordinary @ v[:, 0], parse @ v[:, 1]], dim=-1)  # [M_1; M_parse] (Eq. 16-17)
+    assert torch.allclose(out, att.out_proj(heads.transpose(0, 1)), atol=1e-5)
+
+
+FIG3 = ["Objects", "and", "methods", "of", "surveillance", "are", "explained", "."]
+# Stanford-style basic dependencies (Fig. 3a): Objects <-nsubjpass- explained, and/methods/of -> Objects,
+# surveillance -> of, are <-auxpass- explained, . -> explained
+FIG3_HEADS = [7, 1, 1, 1, 4, 7, 0, 7]
+
+
+def test_fig3_decoder_supervision_in_decoder_input_coordinates():
+    w, h, _ = align_sentence(sentence_from_heads(FIG3, FIG3_HEADS), " ".join(FIG3), "<fig3>")
+    parents = subword_parents(np.array(w), np.array(h), "chain")
+    # decoder input: position 0 = EOS (starts decoding), position j = word j
+    dec = torch.tensor([[0] + (parents + 1).tolist()])
+    real = torch.tensor([[False] + [True] * len(FIG3)])
+    sup = supervised_positions(dec, real, causal=True)[0].tolist()
+    assert dec[0].tolist() == [0, 7, 1, 1, 1, 4, 7, 7, 7]
+    # masked: Objects -> explained and are -> explained point to a later word; the root's self-loop stays
+    assert sup == [False, False, True, True, True, True, False, True, True]
+    # the encoder side (not causal) supervises every word
+    enc_sup = supervised_positions(torch.tensor([parents.tolist() + [8]]),
+                                   torch.tensor([[True] * 8 + [False]]), causal=False)[0]
+    assert enc_sup.tolist() == [True] * 8 + [False]
+
+
+def test_fully_masked_row_gives_finite_loss_and_gradient():
+    torch.manual_seed(0)
+    scores = torch.randn(2, 4, 4, requires_grad=True)
+    causal = torch.full((4, 4), float("-inf")).triu(1)
+    probs = torch.softmax(scores + causal, -1)
+    # row 0: every real token's gold parent is later (masked) or it is padding (-1)
+    # row 1: position 1 -> 2 and 2 -> 3 are masked, position 3 -> 3 (root self-loop) is supervised
+    parents = torch.tensor([[0, 2, 3, -1], [0, 2, 3, 3]])
+    supervised = torch.tensor([[False, True, True, False], [False, True, True, True]])
+    nll, n = parse_head_nll(probs, parents, supervised, causal=True)
+    assert n.item() == 1
+    assert torch.isfinite(nll) and nll.item() == pytest.approx(-probs[1, 3, 3].log().item(), rel=1e-5)
+    nll.backward()
+    assert torch.isfinite(scores.grad).all()
+    assert scores.grad[0].abs().sum() == 0  # the fully masked row contributes nothing
+
+
+def _tiny_model(arch="transformer_dbsa_tiny"):
+    from fairseq.models import ARCH_MODEL_REGISTRY, ARCH_CONFIG_REGISTRY
+
+    import fairseq_syntax  # noqa: F401
+
+    d = Dictionary()
+    for i in range(20):
+        d.add_symbol(f"w{i}")
+    args = argparse.Namespace(arch=arch, dropout=0.0, attention_dropout=0.0, share_all_embeddings=True)
+    ARCH_CONFIG_REGISTRY[arch](args)
+    task = argparse.Namespace(source_dictionary=d, target_dictionary=d)
+    return ARCH_MODEL_REGISTRY[arch].build_model(args, task).eval(), d
+
+
+def test_incremental_decoding_equals_full_forward():
+    torch.manual_seed(0)
+    model, d = _tiny_model()
+    pad, eos = d.pad(), d.eos()
+    src = torch.tensor([[pad, pad, 5, 6, 7, eos], [4, 5, 6, 7, 8, eos]])
+    prev = torch.tensor([[eos, 9, 10, 11, 12, 13], [eos, 14, 15, 16, 17, 18]])
+    lengths = src.ne(pad).sum(1)
+    with torch.no_grad():
+        logits, extra = model(src, lengths, prev)
+        full_parse = extra["parse_attn"][0]
+        assert extra["encoder_parse_attn"][0].shape == (2, 6, 6)
+        enc = model.encoder(src, src_lengths=lengths)
+        state = {}
+        for t in range(prev.size(1)):
+            step, _ = model.decoder(prev[:, : t + 1], encoder_out=enc, incremental_state=state)
+            parse_row = model.decoder.layers[model.decoder.dbsa_layer - 1].self_attn.last_parse_probs
+            assert torch.allclose(step[:, -1], logits[:, t], atol=1e-5)
+            assert torch.allclose(parse_row[:, 0], full_parse[:, t, : t + 1], atol=1e-5)
+            assert torch.all(full_parse[:, t, t + 1:] == 0)  # future-masked in the full forward
+
+
+def test_syntax_needs_of_presets():
+    assert _tiny_model("transformer_dbsa_tiny")[0].syntax_needs() == {
+        "source": ["parents"], "target": ["parents"], "inputs": [], "strategy": "chain"}
+    needs = _tiny_model("transformer_sisa_tiny")[0].syntax_needs()
+    assert needs["source"] == ["parents"] and needs["target"] == [] and needs["strategy"] == "first"
