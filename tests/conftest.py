@@ -20,3 +20,11 @@ def require_shared(*parts):
     if not os.path.exists(p):
         pytest.skip(f"real data not available: {p}")
     return p
+
+
+@pytest.fixture(scope="session")
+def data_bin(tmp_path_factory):
+    """A small synthetic data-bin made through the real CLIs (synth -> prepare)."""
+    from helpers import synthetic_data_bin
+
+    return synthetic_data_bin(str(tmp_path_factory.mktemp("e2e")), 300, 30, 21, merges=300, seed=5)

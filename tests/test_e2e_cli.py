@@ -6,12 +6,7 @@ import sys
 import pytest
 import torch
 
-from helpers import USER_DIR, generate_cmd, preprocess, run, synthetic_data_bin, tool, train_cmd
-
-
-@pytest.fixture(scope="module")
-def data_bin(tmp_path_factory):
-    return synthetic_data_bin(str(tmp_path_factory.mktemp("e2e")), 300, 30, 21, merges=300, seed=5)
+from helpers import USER_DIR, generate_cmd, preprocess, run, tool, train_cmd
 
 
 def test_prepare_writes_tokens_and_aligned_syntax(data_bin):
