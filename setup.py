@@ -43,6 +43,7 @@ setup(
             "fairseq-syntax-prepare=fairseq_syntax.cli.prepare:cli_main",
             "fairseq-syntax-synth=fairseq_syntax.cli.synth:cli_main",
             "fairseq-syntax-options=fairseq_syntax.cli.options:cli_main",
+            "fairseq-syntax-induce-parses=fairseq_syntax.cli.induce_parses:cli_main",
         ]
     },
 )

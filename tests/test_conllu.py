@@ -150,3 +150,38 @@ def test_byte_order_mark(tmp_path):
     p.write_bytes("\ufeff1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n\n".encode("utf-8"))
     (s,) = list(read_conllu(str(p)))
     assert s.words == ["a"]
+
+
+def _brute_force_best_tree(s):
+    import itertools
+
+    from fairseq_syntax.data.tree import check_tree
+
+    n = len(s) - 1
+    best, best_score = None, -float("inf")
+    for heads in itertools.product(range(n + 1), repeat=n):
+        try:
+            check_tree(list(heads), "x")
+        except SyntaxDataError:
+            continue
+        score = sum(s[w + 1, h] for w, h in enumerate(heads))
+        if score > best_score:
+            best, best_score = list(heads), score
+    return best, best_score
+
+
+def test_max_spanning_tree_matches_brute_force():
+    import numpy as np
+
+    from fairseq_syntax.data.tree import check_tree, max_spanning_tree
+
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        n = int(rng.integers(2, 6))
+        s = rng.normal(size=(n + 1, n + 1))
+        if trial % 3 == 0:
+            s[rng.random(s.shape) < 0.3] = -np.inf  # some arcs ruled out (future-masked)
+        heads = max_spanning_tree(s)
+        check_tree(heads, "mst")  # a tree with one root
+        _, best = _brute_force_best_tree(np.where(np.isfinite(s), s, -1e9))
+        assert sum(np.where(np.isfinite(s), s, -1e9)[w + 1, h] for w, h in enumerate(heads)) == pytest.approx(best)

@@ -133,3 +133,42 @@ def test_syntax_needs_of_presets():
         "source": ["parents"], "target": ["parents"], "inputs": [], "strategy": "chain"}
     needs = _tiny_model("transformer_sisa_tiny")[0].syntax_needs()
     assert needs["source"] == ["parents"] and needs["target"] == [] and needs["strategy"] == "first"
+
+
+@pytest.mark.parametrize("strategy", ["chain", "first"])
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_gold_parents_map_back_to_gold_word_heads(strategy, offset):
+    from fairseq_syntax.cli.induce_parses import word_heads
+
+    words = ["a", "Fingerprint", "input", "is", "required", "."]
+    heads = [2, 3, 5, 5, 0, 5]
+    w, h, _ = align_sentence(sentence_from_heads(words, heads), "a Fing@@ er@@ print in@@ put is re@@ quired .", "x")
+    pos = subword_parents(np.array(w), np.array(h), strategy) + offset  # model coordinates
+    assert word_heads(pos, w, strategy, offset) == heads
+    # MST decoding of a head that puts all its mass on the gold parents gives the gold tree
+    from fairseq_syntax.cli.induce_parses import word_scores
+    from fairseq_syntax.data.tree import max_spanning_tree
+
+    logp = np.full((len(w) + offset + 1, len(w) + offset + 1), np.log(1e-6))
+    logp[np.arange(len(w)) + offset, pos.astype(int)] = 0.0
+    assert max_spanning_tree(word_scores(logp, w, strategy, offset)) == heads
+
+
+def test_induce_parses_command(data_bin, tmp_path):
+    import os
+
+    from helpers import run, train_cmd
+
+    from fairseq_syntax.cli.induce_parses import main
+
+    save = str(tmp_path / "ck")
+    run(train_cmd(data_bin, save, updates=2, arch=["--arch", "transformer_dbsa_tiny"],
+                  extra=["--criterion", "label_smoothed_cross_entropy_with_dependency"]))
+    report = main([data_bin, "--path", os.path.join(save, "checkpoint_last.pt"), "--split", "test",
+                   "--output-prefix", str(tmp_path / "pred" / "test")])
+    assert set(report) == {"src", "tgt"} and all(0 <= v <= 1 for v in report.values())
+    from fairseq_syntax.data.conllu import read_conllu
+
+    pred = list(read_conllu(str(tmp_path / "pred" / "test.src.conllu")))  # the reader checks every tree
+    gold = open(os.path.join(data_bin, "work", "test.tok.src")).read().splitlines()
+    assert [" ".join(s.words) for s in pred] == gold

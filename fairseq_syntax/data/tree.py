@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import List, Sequence, Tuple
 
+import numpy as np
+
 from fairseq_syntax.errors import SyntaxDataError
 
 
@@ -110,3 +112,92 @@ def unlabeled_attachment(gold_heads: Sequence[Sequence[int]], pred_heads: Sequen
     if len(gold_heads) != len(pred_heads):
         raise ValueError(f"{len(gold_heads)} gold sentences but {len(pred_heads)} predicted")
     return correct, total
+
+
+_NEG = -1e9  # an arc the scores rule out (e.g. future-masked attention)
+_NEVER = -1e18  # an arc no tree may use (self-loops, arcs into the root)
+
+
+def _find_cycle(heads):
+    n = len(heads)
+    color = [0] * n  # 0 new, 1 on the current path, 2 done
+    for start in range(1, n):
+        path = []
+        v = start
+        while v > 0 and color[v] == 0:
+            color[v] = 1
+            path.append(v)
+            v = heads[v]
+        if v > 0 and color[v] == 1:
+            return path[path.index(v):]
+        for u in path:
+            color[u] = 2
+    return None
+
+
+def _chu_liu_edmonds(s):
+    """Maximum spanning arborescence rooted at node 0 of a dense score matrix s[dep, head]."""
+    n = len(s)
+    heads = s.argmax(axis=1)
+    heads[0] = -1
+    cycle = _find_cycle(heads)
+    if cycle is None:
+        return heads
+    in_cycle = set(cycle)
+    rest = [v for v in range(n) if v not in in_cycle]  # keeps the root first
+    idx = {v: k for k, v in enumerate(rest)}
+    c = len(rest)
+    cyc = np.array(cycle)
+    kept = s[cyc, heads[cyc]]
+    sub = np.full((c + 1, c + 1), _NEVER)
+    enter, leave = {}, {}
+    for h in rest:  # arcs into the contracted cycle: break the cycle where it costs least
+        gain = s[cyc, h] - kept
+        k = int(gain.argmax())
+        sub[c, idx[h]] = gain[k] + kept.sum()
+        enter[h] = cycle[k]
+    for d in rest[1:]:  # arcs out of the cycle, and arcs among the other nodes
+        k = int(s[d, cyc].argmax())
+        sub[idx[d], c] = s[d, cycle[k]]
+        leave[d] = cycle[k]
+        for h in rest:
+            sub[idx[d], idx[h]] = s[d, h]
+    np.fill_diagonal(sub, _NEVER)
+    sub[0] = _NEVER
+    sub_heads = _chu_liu_edmonds(sub)
+    out = heads.copy()
+    for d in rest[1:]:
+        hd = sub_heads[idx[d]]
+        out[d] = leave[d] if hd == c else rest[hd]
+    h_cycle = rest[sub_heads[c]]
+    out[enter[h_cycle]] = h_cycle
+    return out
+
+
+def max_spanning_tree(scores: np.ndarray) -> List[int]:
+    """Highest-scoring dependency tree with exactly one root (Chu-Liu-Edmonds).
+
+    ``scores[w, h]`` (shape (n+1, n+1), index 0 = the root) is the score of h
+    being the head of word w (rows and columns 1..n are words; column 0 is
+    "w is the root"). Non-finite scores are treated as ruled out. Returns the
+    1-based heads of words 1..n (0 = root).
+    """
+    s = np.where(np.isfinite(scores), scores, _NEG).astype(np.float64)
+    np.fill_diagonal(s, _NEVER)
+    s[0] = _NEVER
+    n = len(s) - 1
+    if n == 1:
+        return [0]
+    best, best_score = None, -np.inf
+    first = _chu_liu_edmonds(s.copy())
+    roots = [w for w in range(1, n + 1) if first[w] == 0]
+    candidates = roots if len(roots) == 1 else range(1, n + 1)
+    for r in candidates:  # one root: try each word as the root's only dependent
+        t = s.copy()
+        t[1:, 0] = _NEVER
+        t[r, 0] = s[r, 0]
+        heads = first if len(roots) == 1 else _chu_liu_edmonds(t)
+        total = sum(s[w, heads[w]] for w in range(1, n + 1))
+        if total > best_score:
+            best, best_score = heads, total
+    return [int(h) for h in best[1:]]

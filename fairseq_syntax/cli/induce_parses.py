@@ -1,0 +1,189 @@
+"""Induced parses: run a trained model's parse heads on a data split.
+
+For a model with DBSA / SISA parse heads (Deguchi et al. 2019; the PASCAL
+paper's SISA), every token's predicted parent is the argmax of its parse
+head's attention row. Subword parents are mapped back to words with the
+strategy the model was trained for (the parent of a word's final subword for
+``chain``, of its first subword for ``first``). By default the trees are
+decoded as the best single-rooted spanning tree of the word-level scores
+(Chu-Liu-Edmonds); ``--decode argmax`` takes each word's most attended head
+instead (the word itself, EOS or the decoder's start symbol meaning root),
+which need not form a tree. The decoder head runs under teacher forcing on the
+reference. Writes the predicted trees as CoNLL-U (word level, unlabelled) and,
+when the split has gold syntax data, reports UAS per side.
+
+    python -m fairseq_syntax.cli.induce_parses DATA --path ckpt.pt --split test --output-prefix out/test
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+
+from fairseq_syntax.cli import run
+from fairseq_syntax.data.conllu import Sentence, write_conllu
+from fairseq_syntax.data.parent_strategies import word_spans
+
+
+def get_parser():
+    p = argparse.ArgumentParser(
+        prog="fairseq-syntax-induce-parses",
+        description="Predict dependency trees with a trained model's parse heads (encoder: source side; decoder: "
+        "target side under teacher forcing), write them as CoNLL-U and report UAS against the split's gold "
+        "syntax data.",
+    )
+    p.add_argument("data", help="fairseq data-bin directory (with the syntax datasets for gold UAS)")
+    p.add_argument("--path", required=True, help="model checkpoint")
+    p.add_argument("--user-dir", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                   help="plugin directory (default: this fairseq_syntax package)")
+    p.add_argument("--split", default="test", help="data split (default test)")
+    p.add_argument("--output-prefix", default=None,
+                   help="write PREFIX.{src,tgt}.conllu with the predicted trees (default: do not write)")
+    p.add_argument("--max-tokens", type=int, default=4000, help="batch size in tokens (default 4000)")
+    p.add_argument("--decode", choices=["mst", "argmax"], default="mst",
+                   help="mst (default): the best single-rooted tree under the head's word-level scores "
+                   "(Chu-Liu-Edmonds); argmax: each word's most attended head (may not form a tree)")
+    p.add_argument("--cpu", action="store_true", help="run on CPU even if a GPU is available")
+    return p
+
+
+def words_from_subwords(subwords, word_idx):
+    """Word forms: the subwords of each word joined, subword-nmt markers removed."""
+    forms = {}
+    for s, w in zip(subwords, word_idx):
+        forms.setdefault(int(w), []).append(s[:-2] if s.endswith("@@") else s)
+    return ["".join(forms[w]) for w in sorted(forms)]
+
+
+def word_heads(pred_pos, word_idx, strategy, offset):
+    """Word-level heads (1-based, 0 = root) from per-subword predicted positions.
+
+    ``pred_pos[i]`` is the predicted parent position of subword i in model
+    coordinates; ``offset`` turns subword i into its model position.
+    """
+    word_idx = np.asarray(word_idx)
+    first, last = word_spans(word_idx)
+    rep = last if strategy == "chain" else first
+    n = len(word_idx)
+    heads = []
+    for w, i in enumerate(rep, 1):
+        k = int(pred_pos[i]) - offset  # predicted parent as a subword index
+        if k < 0 or k >= n:  # EOS, the decoder's start symbol, padding: root
+            heads.append(0)
+            continue
+        h = int(word_idx[k])
+        heads.append(0 if h == w else h)
+    return heads
+
+
+def word_scores(logp, word_idx, strategy, offset):
+    """Word-level arc scores (W+1 x W+1, index 0 = root) from a parse head's log-attention.
+
+    Word w's representative subword (final for chain, first otherwise) scores
+    head word h by its log-attention to h's first subword (where both
+    strategies put the gold parent) and the root by its attention to its own
+    root position (itself for chain, its word's first subword for first).
+    """
+    word_idx = np.asarray(word_idx)
+    first, last = word_spans(word_idx)
+    rep = (last if strategy == "chain" else first) + offset
+    s = np.full((len(first) + 1, len(first) + 1), -np.inf)
+    s[1:, 1:] = logp[np.ix_(rep, first + offset)]
+    s[1:, 0] = logp[rep, rep if strategy == "chain" else first + offset]
+    return s
+
+
+def main(argv=None):
+    from fairseq import checkpoint_utils, utils
+
+    from fairseq_syntax.data.tree import max_spanning_tree, unlabeled_attachment
+
+    args = get_parser().parse_args(argv)
+    utils.import_user_module(argparse.Namespace(user_dir=args.user_dir))
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([args.path], arg_overrides={"data": args.data})
+    model = models[0].eval()
+    use_cuda = torch.cuda.is_available() and not args.cpu
+    if use_cuda:
+        model.cuda()
+    needs = model.syntax_needs() if hasattr(model, "syntax_needs") else {}
+    strategy = needs.get("strategy", "chain")
+    has_enc = bool(getattr(model.encoder, "dbsa_layer", 0))
+    has_dec = bool(getattr(model.decoder, "dbsa_layer", 0))
+    if not (has_enc or has_dec):
+        print("error: the model has no parse head", file=sys.stderr)
+        sys.exit(1)
+    task.load_dataset(args.split, task_cfg=cfg.task)
+    ds = task.dataset(args.split)
+    itr = task.get_batch_iterator(ds, max_tokens=args.max_tokens, max_positions=utils.resolve_max_positions(
+        task.max_positions(), model.max_positions())).next_epoch_itr(shuffle=False)
+    sides = {"src": ([], [], [], task.source_dictionary, ds.src_syntax, has_enc),
+             "tgt": ([], [], [], task.target_dictionary, ds.tgt_syntax, has_dec)}
+    with torch.no_grad():
+        for batch in itr:
+            batch = utils.move_to_cuda(batch) if use_cuda else batch
+            _, extra = model(**batch["net_input"])
+            src = batch["net_input"]["src_tokens"]
+            for b, sid in enumerate(batch["id"].tolist()):
+                for side, (ids, preds, golds, dictionary, syn, on) in sides.items():
+                    if not on:
+                        continue
+                    if side == "src":
+                        probs = extra["encoder_parse_attn"][0][b]
+                        toks = src[b]
+                        real = toks.ne(dictionary.pad()).nonzero().flatten()
+                        offset = int(real[0])  # left padding
+                        n = len(real) - 1  # without EOS
+                        token_ids = toks[offset : offset + n]
+                    else:
+                        probs = extra["parse_attn"][0][b]
+                        tgt = batch["target"][b]
+                        n = int(tgt.ne(dictionary.pad()).sum()) - 1
+                        offset = 1  # decoder input: position j holds y_j = subword j - 1
+                        token_ids = tgt[:n]
+                        if task.cfg.left_pad_target:
+                            raise SystemExit("error: --left-pad-target is not supported here")
+                    subwords = [dictionary[int(t)] for t in token_ids]
+                    if syn is not None:
+                        word_idx = syn.words[sid].numpy()
+                        gold_first = word_spans(word_idx)[0]
+                        golds.append(syn.heads[sid].numpy()[gold_first].tolist())
+                    else:  # no gold: word boundaries from the BPE markers
+                        word_idx = np.cumsum([0] + [not s.endswith("@@") for s in subwords[:-1]]) + 1
+                    ids.append(sid)
+                    forms = words_from_subwords(subwords, word_idx)
+                    if args.decode == "mst":
+                        logp = probs.float().clamp_min(1e-30).log().cpu().numpy()
+                        heads = max_spanning_tree(word_scores(logp, word_idx, strategy, offset))
+                    else:
+                        pred_pos = probs.argmax(-1)[offset : offset + n].cpu().numpy()
+                        heads = word_heads(pred_pos, word_idx, strategy, offset)
+                    preds.append(Sentence(forms, heads, ["_"] * len(forms)))
+    report = {}
+    for side, (ids, preds, golds, _, _, on) in sides.items():
+        if not on:
+            continue
+        order = np.argsort(ids)
+        preds = [preds[i] for i in order]
+        if args.output_prefix:
+            lang = task.cfg.source_lang if side == "src" else task.cfg.target_lang
+            path = f"{args.output_prefix}.{lang}.conllu"
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                write_conllu(preds, f)
+            print(f"wrote {len(preds)} predicted {side} trees -> {path}")
+        if golds:
+            golds = [golds[i] for i in order]
+            c, n = unlabeled_attachment(golds, [p.heads for p in preds])
+            report[side] = c / max(n, 1)
+            head = "encoder" if side == "src" else "decoder (teacher forcing)"
+            print(f"UAS {head} parse head, split {args.split}: {100 * c / max(n, 1):.2f} ({c}/{n} words)")
+    return report
+
+
+def cli_main(argv=None):
+    run(main, argv)
+
+
+if __name__ == "__main__":
+    cli_main()
