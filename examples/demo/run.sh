@@ -5,10 +5,13 @@
 #   1. generates the seeded synthetic corpus (gold trees on both sides),
 #   2. prepares a data-bin with preprocess/prepare.py (BPE, fairseq-preprocess,
 #      tree alignment, syntax binarization),
-#   3. trains a small transformer with fairseq-train --user-dir fairseq_syntax
-#      --task syntax_translation on CPU,
+#   3. trains, on CPU with fairseq-train --user-dir fairseq_syntax
+#      --task syntax_translation, a small vanilla transformer and the same
+#      transformer with DBSA parse heads (Deguchi et al. 2019) in encoder and
+#      decoder layer 2,
 #   4. translates the test set with fairseq-generate (beam 4) and prints
-#      sacreBLEU.
+#      sacreBLEU of both, and the UAS of the DBSA encoder / decoder parse
+#      heads on the test set (fairseq-syntax-induce-parses).
 #
 # Variables (defaults in brackets):
 #   DEMO_DIR       where everything is written        [<repo>/work/demo]
@@ -39,13 +42,16 @@ python preprocess/prepare.py -s src -t tgt \
   --destdir "$DIR/data-bin" --bpe-merges 2000 --no-progress 2>&1 | grep -v "^INFO\|^20[0-9-]* [0-9:,]* | INFO" || true
 test -f "$DIR/data-bin/train.src-tgt.src.heads.idx"
 
-train() {  # $1 = name, remaining = model options
-  local name=$1; shift
-  echo "== 3/4 train $name ($UPDATES updates)"
+SIZE=(--encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 128 --decoder-embed-dim 128
+      --encoder-ffn-embed-dim 256 --decoder-ffn-embed-dim 256 --encoder-attention-heads 4 --decoder-attention-heads 4)
+
+train() {  # $1 = name, $2 = criterion, remaining = model options
+  local name=$1 criterion=$2; shift 2
+  echo "== 3/4 train $name ($UPDATES updates, $criterion)"
   fairseq-train "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
     "$@" --share-all-embeddings --dropout 0.1 \
     --optimizer adam --adam-betas '(0.9, 0.98)' --lr 2e-3 --lr-scheduler inverse_sqrt --warmup-updates 100 \
-    --criterion label_smoothed_cross_entropy --label-smoothing 0.1 \
+    --criterion "$criterion" --label-smoothing 0.1 \
     --max-tokens 4096 --max-update "$UPDATES" --seed "$SEED" --cpu \
     --save-dir "$DIR/checkpoints/$name" --no-epoch-checkpoints \
     --log-format simple --log-interval 50 --validate-interval-updates 1000000 --disable-validation \
@@ -65,11 +71,15 @@ evaluate() {  # $1 = name
   sacrebleu "$DIR/ref.txt" -i "$DIR/hyp.$name.txt" -m bleu -b -w 2 | sed 's/^/sacreBLEU /'
 }
 
-train transformer --arch transformer --encoder-layers 3 --decoder-layers 3 \
-  --encoder-embed-dim 128 --decoder-embed-dim 128 --encoder-ffn-embed-dim 256 --decoder-ffn-embed-dim 256 \
-  --encoder-attention-heads 4 --decoder-attention-heads 4
+train transformer label_smoothed_cross_entropy --arch transformer "${SIZE[@]}"
+train dbsa label_smoothed_cross_entropy_with_dependency --arch transformer_dbsa "${SIZE[@]}" \
+  --dbsa-encoder-layer 2 --dbsa-decoder-layer 2
 
 echo
 echo "== results (test set, 500 sentences, beam 4)"
 evaluate transformer
+evaluate dbsa
+echo "== DBSA parse heads on the test set (trees decoded from the attention, scored against the gold trees)"
+python -m fairseq_syntax.cli.induce_parses "$DIR/data-bin" --path "$DIR/checkpoints/dbsa/checkpoint_last.pt" \
+  --split test --output-prefix "$DIR/induced/test" --cpu 2>/dev/null | grep -E "^UAS|^wrote"
 echo "total wall time: $(( $(date +%s) - start ))s"

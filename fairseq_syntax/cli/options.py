@@ -31,6 +31,27 @@ def build_help_parser():
         if dest in inherited:
             continue
         g._add_action(action)
+
+    from fairseq.criterions.label_smoothed_cross_entropy import LabelSmoothedCrossEntropyCriterionConfig
+
+    from fairseq_syntax.criterions.label_smoothed_cross_entropy_with_dependency import (
+        LabelSmoothedCrossEntropyWithDependencyConfig,
+    )
+    from fairseq_syntax.models.syntax_transformer import SyntaxTransformerConfig
+
+    for title, dc, base in (
+        ("model syntax_transformer (--arch syntax_transformer, transformer_dbsa, transformer_sisa, ...; "
+         "plus all of fairseq's transformer options)", SyntaxTransformerConfig, None),
+        ("criterion label_smoothed_cross_entropy_with_dependency (plus label_smoothed_cross_entropy's options)",
+         LabelSmoothedCrossEntropyWithDependencyConfig, LabelSmoothedCrossEntropyCriterionConfig),
+    ):
+        g = p.add_argument_group(title)
+        sub = argparse.ArgumentParser(add_help=False)
+        gen_parser_from_dataclass(sub, dc())
+        skip = set(base.__dataclass_fields__) if base else set()
+        for action in sub._actions:
+            if action.dest not in skip:
+                g._add_action(action)
     return p
 
 

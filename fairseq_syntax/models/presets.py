@@ -7,7 +7,7 @@ and CPU demos.
 from fairseq.models import register_model_architecture
 from fairseq.models.transformer.transformer_legacy import base_architecture
 
-from fairseq_syntax.models import syntax_transformer  # noqa: F401  (registers the model first)
+import fairseq_syntax.models.syntax_transformer  # noqa: F401,E402  (registers the model first)
 
 
 def _syntax_defaults(args):

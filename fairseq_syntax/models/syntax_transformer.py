@@ -47,8 +47,8 @@ class SyntaxTransformerConfig(FairseqDataclass):
     )
     syntax_parent_strategy: ChoiceEnum(STRATEGIES) = field(
         default="chain",
-        metadata={"help": "subword parent strategy the parse heads are trained for (the task's "
-                  "--parent-strategy must agree): chain for DBSA, first for SISA"},
+        metadata={"help": "subword parent strategy the parse heads are trained for: chain for DBSA, first for "
+                  "SISA; the task's --parent-strategy auto (default) adopts it"},
     )
 
 

@@ -1,0 +1,199 @@
+#!/usr/bin/env python
+"""Train-step time, beam-4 decode time and peak memory of syntax presets vs fairseq's transformer.
+
+Every model gets the same batches (drawn once from the data-bin's train /
+test split), the same size (``--size``) and the same optimizer; timings
+alternate between models batch by batch so that machine drift hits all of
+them alike, and are reported as ratios to vanilla ``transformer``.
+
+Peak memory: on a GPU ``torch.cuda.max_memory_allocated`` around each model's
+steps; on CPU the peak resident memory of a fresh subprocess that runs the
+same steps for one model (``--memory-only``), minus that of a subprocess that
+only loads the data.
+
+    OMP_NUM_THREADS=1 python examples/benchmark/speed.py work/demo/data-bin --size small --json speed.json
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+SIZES = {
+    "base": dict(layers=6, dim=512, ffn=2048, heads=8, dbsa_layer=4),
+    "small": dict(layers=3, dim=128, ffn=256, heads=4, dbsa_layer=2),
+}
+#: name -> (architecture, extra args, criterion)
+MODELS = {
+    "transformer": ("transformer", {}, "label_smoothed_cross_entropy"),
+    "transformer_dbsa": ("transformer_dbsa", {}, "label_smoothed_cross_entropy_with_dependency"),
+    "transformer_sisa": ("transformer_sisa", {}, "label_smoothed_cross_entropy_with_dependency"),
+}
+
+
+def build(name, task, size, device):
+    from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+    from fairseq.criterions import CRITERION_REGISTRY
+
+    arch, extra, crit = MODELS[name]
+    sz = SIZES[size]
+    args = argparse.Namespace(
+        arch=arch, encoder_layers=sz["layers"], decoder_layers=sz["layers"], encoder_embed_dim=sz["dim"],
+        decoder_embed_dim=sz["dim"], encoder_ffn_embed_dim=sz["ffn"], decoder_ffn_embed_dim=sz["ffn"],
+        encoder_attention_heads=sz["heads"], decoder_attention_heads=sz["heads"], share_all_embeddings=True,
+        dropout=0.1, **extra,
+    )
+    if arch != "transformer":
+        args.dbsa_encoder_layer = sz["dbsa_layer"]
+        if arch == "transformer_dbsa":
+            args.dbsa_decoder_layer = sz["dbsa_layer"]
+    ARCH_CONFIG_REGISTRY[arch](args)
+    torch.manual_seed(1)
+    model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device)
+    task.apply_model_needs(model.syntax_needs() if hasattr(model, "syntax_needs") else {})
+    criterion = CRITERION_REGISTRY[crit](task, sentence_avg=False, label_smoothing=0.1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    return model, criterion, optimizer
+
+
+def load_task(data):
+    from omegaconf import OmegaConf
+
+    import fairseq_syntax  # noqa: F401
+    from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationConfig, SyntaxTranslationTask
+
+    cfg = OmegaConf.structured(SyntaxTranslationConfig(data=data, source_syntax="parents", target_syntax="parents"))
+    cfg.train_subset, cfg.dataset_impl, cfg.required_seq_len_multiple = "train", "mmap", 1
+    task = SyntaxTranslationTask.setup_task(cfg)
+    task.load_dataset("train")
+    task.load_dataset("test")
+    return task
+
+
+def batches(task, split, n, max_tokens, device):
+    from fairseq import utils
+
+    itr = task.get_batch_iterator(task.dataset(split), max_tokens=max_tokens, seed=1).next_epoch_itr(shuffle=split == "train")
+    out = []
+    for b in itr:
+        out.append(utils.move_to_cuda(b) if device.type == "cuda" else b)
+        if len(out) == n:
+            break
+    return out
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def train_step(model, criterion, optimizer, batch):
+    model.train()
+    criterion.train()
+    optimizer.zero_grad()
+    loss, sample_size, _ = criterion(model, batch)
+    (loss / sample_size).backward()
+    optimizer.step()
+
+
+def decode(task, model, batch):
+    from fairseq.sequence_generator import SequenceGenerator
+
+    model.eval()
+    gen = SequenceGenerator([model], task.target_dictionary, beam_size=4, max_len_a=1.2, max_len_b=10)
+    with torch.no_grad():
+        gen.generate([model], batch)
+
+
+def peak_memory_cpu(args, name):
+    """Peak RSS (MiB) of a fresh process running the steps of one model (or none)."""
+    cmd = [sys.executable, __file__, args.data, "--size", args.size, "--train-batches", str(args.train_batches),
+           "--max-tokens", str(args.max_tokens), "--memory-only", name]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", help="data-bin with source and target syntax (e.g. the demo's work/demo/data-bin)")
+    p.add_argument("--size", choices=sorted(SIZES), default="small")
+    p.add_argument("--models", default="transformer,transformer_dbsa,transformer_sisa")
+    p.add_argument("--train-batches", type=int, default=20)
+    p.add_argument("--decode-batches", type=int, default=4)
+    p.add_argument("--max-tokens", type=int, default=4096)
+    p.add_argument("--json", default=None)
+    p.add_argument("--memory-only", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    names = args.models.split(",")
+    task = load_task(args.data)
+    train_b = batches(task, "train", args.train_batches, args.max_tokens, device)
+
+    if args.memory_only is not None:  # child process for the CPU memory measurement
+        if args.memory_only != "none":
+            model, crit, opt = build(args.memory_only, task, args.size, device)
+            for b in train_b:
+                train_step(model, crit, opt, b)
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        return
+
+    test_b = batches(task, "test", args.decode_batches, args.max_tokens, device)
+    built = {n: build(n, task, args.size, device) for n in names}
+    for n in names:  # warm-up
+        train_step(*built[n], train_b[0])
+        decode(task, built[n][0], test_b[0])
+    train_t = {n: 0.0 for n in names}
+    dec_t = {n: 0.0 for n in names}
+    mem = {}
+    for b in train_b:
+        for n in names:
+            sync(device)
+            t0 = time.perf_counter()
+            train_step(*built[n], b)
+            sync(device)
+            train_t[n] += time.perf_counter() - t0
+    for b in test_b:
+        for n in names:
+            sync(device)
+            t0 = time.perf_counter()
+            decode(task, built[n][0], b)
+            sync(device)
+            dec_t[n] += time.perf_counter() - t0
+    if device.type == "cuda":
+        for n in names:
+            torch.cuda.reset_peak_memory_stats()
+            for b in train_b[:5]:
+                train_step(*built[n], b)
+            mem[n] = torch.cuda.max_memory_allocated() / 2**20
+    else:
+        base = peak_memory_cpu(args, "none")
+        for n in names:
+            mem[n] = peak_memory_cpu(args, n) - base
+    ref = names[0]
+    rows = []
+    for n in names:
+        rows.append({
+            "model": n, "train_step_ms": 1000 * train_t[n] / len(train_b), "decode_ms": 1000 * dec_t[n] / len(test_b),
+            "peak_mem_mib": mem[n], "train_ratio": train_t[n] / train_t[ref], "decode_ratio": dec_t[n] / dec_t[ref],
+            "mem_ratio": mem[n] / mem[ref] if mem[ref] else float("nan"),
+        })
+    print(f"device {device}, size {args.size}, {len(train_b)} train batches, {len(test_b)} decode batches (beam 4), "
+          f"max tokens {args.max_tokens}; ratios to {ref}")
+    print(f"{'model':<20} {'train ms':>9} {'ratio':>6} {'decode ms':>10} {'ratio':>6} {'peak MiB':>9} {'ratio':>6}")
+    for r in rows:
+        print(f"{r['model']:<20} {r['train_step_ms']:9.1f} {r['train_ratio']:6.3f} {r['decode_ms']:10.1f} "
+              f"{r['decode_ratio']:6.3f} {r['peak_mem_mib']:9.1f} {r['mem_ratio']:6.3f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": str(device), "size": args.size, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

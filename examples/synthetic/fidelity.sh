@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Fidelity report on the synthetic corpus: BLEU of each model at equal updates,
+# and the UAS of the parse heads of the models that have them.
+#
+#   bash examples/synthetic/fidelity.sh [MODEL ...]     (default: transformer dbsa)
+#
+# MODEL is one of: transformer, dbsa, dbsa_enc, dbsa_dec, sisa. Models train
+# one after another (PARALLEL=1: all at once, one core each).
+# Variables: FIDELITY_DIR [work/fidelity], UPDATES [2000], TRAIN [20000], SEED [1].
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck disable=SC1091
+source "$ROOT/examples/setup_env.sh"
+cd "$ROOT"
+DIR="${FIDELITY_DIR:-$ROOT/work/fidelity}"
+UPDATES="${UPDATES:-2000}"
+TRAIN="${TRAIN:-20000}"
+SEED="${SEED:-1}"
+MODELS=("$@")
+[ ${#MODELS[@]} -gt 0 ] || MODELS=(transformer dbsa)
+export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore}"
+mkdir -p "$DIR"
+if [ ! -f "$DIR/data-bin/train.src-tgt.tgt.heads.idx" ]; then
+  python preprocess/synth.py -o "$DIR/raw" --seed "$SEED" --train "$TRAIN" --valid 500 --test 500
+  python preprocess/prepare.py -s src -t tgt --trainpref "$DIR/raw/train" --validpref "$DIR/raw/valid" \
+    --testpref "$DIR/raw/test" --destdir "$DIR/data-bin" --bpe-merges 2000 --no-progress > "$DIR/prepare.log" 2>&1
+fi
+SIZE=(--encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 128 --decoder-embed-dim 128
+      --encoder-ffn-embed-dim 256 --decoder-ffn-embed-dim 256 --encoder-attention-heads 4 --decoder-attention-heads 4)
+DEP=(--criterion label_smoothed_cross_entropy_with_dependency)
+
+model_args() {
+  case $1 in
+    transformer) echo "--arch transformer --criterion label_smoothed_cross_entropy" ;;
+    dbsa) echo "--arch transformer_dbsa --dbsa-encoder-layer 2 --dbsa-decoder-layer 2 ${DEP[*]}" ;;
+    dbsa_enc) echo "--arch transformer_dbsa_enc --dbsa-encoder-layer 2 ${DEP[*]}" ;;
+    dbsa_dec) echo "--arch transformer_dbsa_dec --dbsa-decoder-layer 2 ${DEP[*]}" ;;
+    sisa) echo "--arch transformer_sisa --dbsa-encoder-layer 2 ${DEP[*]}" ;;
+    *) echo "unknown model $1" >&2; exit 2 ;;
+  esac
+}
+
+run_model() {
+  local m=$1
+  # shellcheck disable=SC2046
+  fairseq-train "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
+    $(model_args "$m") "${SIZE[@]}" --share-all-embeddings --dropout 0.1 --label-smoothing 0.1 \
+    --optimizer adam --adam-betas '(0.9, 0.98)' --lr 2e-3 --lr-scheduler inverse_sqrt --warmup-updates 200 \
+    --max-tokens 4096 --max-update "$UPDATES" --seed "$SEED" --cpu --num-workers 0 \
+    --save-dir "$DIR/checkpoints/$m" --no-epoch-checkpoints --disable-validation \
+    --log-format simple --log-interval 100 > "$DIR/train.$m.log" 2>&1
+  fairseq-generate "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
+    --path "$DIR/checkpoints/$m/checkpoint_last.pt" --beam 4 --batch-size 128 --remove-bpe --cpu \
+    > "$DIR/gen.$m.out" 2> "$DIR/gen.$m.log"
+  grep '^H-' "$DIR/gen.$m.out" | sort -t- -k2,2n | cut -f3 > "$DIR/hyp.$m.txt"
+  grep '^T-' "$DIR/gen.$m.out" | sort -t- -k2,2n | cut -f2 > "$DIR/ref.txt.$m"
+  sacrebleu "$DIR/ref.txt.$m" -i "$DIR/hyp.$m.txt" -m bleu -b -w 2 > "$DIR/bleu.$m"
+  if [ "$m" != transformer ]; then
+    python -m fairseq_syntax.cli.induce_parses "$DIR/data-bin" --path "$DIR/checkpoints/$m/checkpoint_last.pt" \
+      --split test --output-prefix "$DIR/induced/$m" --cpu 2>/dev/null | grep '^UAS' > "$DIR/uas.$m" || true
+  fi
+}
+
+if [ "${PARALLEL:-0}" = 1 ]; then
+  for m in "${MODELS[@]}"; do run_model "$m" & done
+  wait
+else
+  for m in "${MODELS[@]}"; do run_model "$m"; done
+fi
+echo "== synthetic corpus, $UPDATES updates, test set (500 sentences, beam 4)"
+for m in "${MODELS[@]}"; do
+  printf '%-12s sacreBLEU %s\n' "$m" "$(cat "$DIR/bleu.$m")"
+  [ -f "$DIR/uas.$m" ] && sed 's/^/             /' "$DIR/uas.$m"
+done
