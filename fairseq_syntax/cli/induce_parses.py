@@ -177,7 +177,17 @@ def main(argv=None):
             c, n = unlabeled_attachment(golds, [p.heads for p in preds])
             report[side] = c / max(n, 1)
             head = "encoder" if side == "src" else "decoder (teacher forcing)"
-            print(f"UAS {head} parse head, split {args.split}: {100 * c / max(n, 1):.2f} ({c}/{n} words)")
+            line = f"UAS {head} parse head, split {args.split}: {100 * c / max(n, 1):.2f} ({c}/{n} words)"
+            if side == "tgt":  # a future-masked head can only find heads that precede their dependent
+                ca = na = 0
+                for g, pr in zip(golds, preds):
+                    for w, (gh, ph) in enumerate(zip(g, pr.heads), 1):
+                        if gh < w:
+                            na += 1
+                            ca += gh == ph
+                report["tgt_attainable"] = ca / max(na, 1)
+                line += f"; on words whose head precedes them: {100 * ca / max(na, 1):.2f} ({ca}/{na})"
+            print(line)
     return report
 
 
