@@ -93,12 +93,6 @@ class SyntaxTransformerEncoder(TransformerEncoder):
             return None
         return self.layers[self.dbsa_layer - 1].self_attn.last_parse_probs
 
-    def forward(self, src_tokens, src_lengths=None, return_all_hiddens: bool = False, token_embeddings=None):
-        out = super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
-        if self.dbsa_layer:
-            out["parse_attn"] = [self.parse_attention()]
-        return out
-
 
 class SyntaxTransformerDecoder(TransformerDecoder):
     def __init__(self, args, dictionary, embed_tokens, no_encoder_attn=False, output_projection=None):
@@ -152,14 +146,8 @@ class SyntaxTransformerModel(TransformerModel):
             "strategy": str(getattr(self.args, "syntax_parent_strategy", "chain")),
         }
 
-    def forward(self, src_tokens, src_lengths, prev_output_tokens, return_all_hiddens: bool = True,
-                features_only: bool = False, alignment_layer=None, alignment_heads=None):
-        encoder_out = self.encoder(src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)
-        decoder_out = self.decoder(
-            prev_output_tokens, encoder_out=encoder_out, features_only=features_only,
-            alignment_layer=alignment_layer, alignment_heads=alignment_heads, src_lengths=src_lengths,
-            return_all_hiddens=return_all_hiddens,
-        )
-        if "parse_attn" in encoder_out:
-            decoder_out[1]["encoder_parse_attn"] = encoder_out["parse_attn"]
+    def forward(self, src_tokens, src_lengths, prev_output_tokens, **kwargs):
+        decoder_out = super().forward(src_tokens, src_lengths, prev_output_tokens, **kwargs)
+        if self.encoder.dbsa_layer:  # for the dependency loss
+            decoder_out[1]["encoder_parse_attn"] = [self.encoder.parse_attention()]
         return decoder_out
