@@ -6,18 +6,17 @@ test split), the same size (``--size``) and the same optimizer; timings
 alternate between models batch by batch so that machine drift hits all of
 them alike, and are reported as ratios to vanilla ``transformer``.
 
-Peak memory: on a GPU ``torch.cuda.max_memory_allocated`` around each model's
-steps; on CPU the peak resident memory of a fresh subprocess that runs the
-same steps for one model (``--memory-only``), minus that of a subprocess that
-only loads the data.
+Training memory: on a GPU ``torch.cuda.max_memory_allocated`` over each
+model's steps; on CPU (where torch keeps no allocation statistics) the bytes
+of parameters, Adam's two moment buffers and gradients, plus the tensors the
+largest training step saves for the backward pass (counted with
+``torch.autograd.graph.saved_tensors_hooks``, each storage once).
 
     OMP_NUM_THREADS=1 python examples/benchmark/speed.py work/demo/data-bin --size small --json speed.json
 """
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
 
@@ -30,6 +29,7 @@ SIZES = {
     "base": dict(layers=6, dim=512, ffn=2048, heads=8, dbsa_layer=4),
     "small": dict(layers=3, dim=128, ffn=256, heads=4, dbsa_layer=2),
 }
+DECODE_STEPS = 30
 #: name -> (architecture, extra args, criterion)
 MODELS = {
     "transformer": ("transformer", {}, "label_smoothed_cross_entropy"),
@@ -66,7 +66,6 @@ def build(name, task, size, device):
 def load_task(data):
     from omegaconf import OmegaConf
 
-    import fairseq_syntax  # noqa: F401
     from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationConfig, SyntaxTranslationTask
 
     cfg = OmegaConf.structured(SyntaxTranslationConfig(data=data, source_syntax="parents", target_syntax="parents"))
@@ -107,17 +106,33 @@ def decode(task, model, batch):
     from fairseq.sequence_generator import SequenceGenerator
 
     model.eval()
-    gen = SequenceGenerator([model], task.target_dictionary, beam_size=4, max_len_a=1.2, max_len_b=10)
+    # every model decodes exactly DECODE_STEPS steps (EOS is blocked until then): equal work for untrained models
+    gen = SequenceGenerator([model], task.target_dictionary, beam_size=4, max_len_a=0, max_len_b=DECODE_STEPS,
+                            min_len=DECODE_STEPS)
     with torch.no_grad():
         gen.generate([model], batch)
 
 
-def peak_memory_cpu(args, name):
-    """Peak RSS (MiB) of a fresh process running the steps of one model (or none)."""
-    cmd = [sys.executable, __file__, args.data, "--size", args.size, "--train-batches", str(args.train_batches),
-           "--max-tokens", str(args.max_tokens), "--memory-only", name]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONWARNINGS="ignore"))
-    return float(out.stdout.strip().splitlines()[-1])
+def train_memory_cpu(model, criterion, batches):
+    """MiB of parameters + gradients + Adam moments + saved activations (largest batch)."""
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    peak = 0
+    for batch in batches:
+        seen, total = set(), [0]
+
+        def pack(t):
+            key = (t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
+            if key not in seen:
+                seen.add(key)
+                total[0] += key[1]
+            return t
+
+        model.train()
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            loss, _, _ = criterion(model, batch)
+        del loss
+        peak = max(peak, total[0])
+    return (4 * params + peak) / 2**20
 
 
 def main(argv=None):
@@ -128,22 +143,13 @@ def main(argv=None):
     p.add_argument("--train-batches", type=int, default=20)
     p.add_argument("--decode-batches", type=int, default=4)
     p.add_argument("--max-tokens", type=int, default=4096)
+    p.add_argument("--repeats", type=int, default=3, help="passes over the decode batches (default 3)")
     p.add_argument("--json", default=None)
-    p.add_argument("--memory-only", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     names = args.models.split(",")
     task = load_task(args.data)
     train_b = batches(task, "train", args.train_batches, args.max_tokens, device)
-
-    if args.memory_only is not None:  # child process for the CPU memory measurement
-        if args.memory_only != "none":
-            model, crit, opt = build(args.memory_only, task, args.size, device)
-            for b in train_b:
-                train_step(model, crit, opt, b)
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        return
-
     test_b = batches(task, "test", args.decode_batches, args.max_tokens, device)
     built = {n: build(n, task, args.size, device) for n in names}
     for n in names:  # warm-up
@@ -159,7 +165,7 @@ def main(argv=None):
             train_step(*built[n], b)
             sync(device)
             train_t[n] += time.perf_counter() - t0
-    for b in test_b:
+    for b in test_b * args.repeats:
         for n in names:
             sync(device)
             t0 = time.perf_counter()
@@ -173,20 +179,19 @@ def main(argv=None):
                 train_step(*built[n], b)
             mem[n] = torch.cuda.max_memory_allocated() / 2**20
     else:
-        base = peak_memory_cpu(args, "none")
         for n in names:
-            mem[n] = peak_memory_cpu(args, n) - base
+            mem[n] = train_memory_cpu(built[n][0], built[n][1], train_b[:5])
     ref = names[0]
     rows = []
     for n in names:
         rows.append({
-            "model": n, "train_step_ms": 1000 * train_t[n] / len(train_b), "decode_ms": 1000 * dec_t[n] / len(test_b),
+            "model": n, "train_step_ms": 1000 * train_t[n] / len(train_b), "decode_ms": 1000 * dec_t[n] / (len(test_b) * args.repeats),
             "peak_mem_mib": mem[n], "train_ratio": train_t[n] / train_t[ref], "decode_ratio": dec_t[n] / dec_t[ref],
             "mem_ratio": mem[n] / mem[ref] if mem[ref] else float("nan"),
         })
     print(f"device {device}, size {args.size}, {len(train_b)} train batches, {len(test_b)} decode batches (beam 4), "
           f"max tokens {args.max_tokens}; ratios to {ref}")
-    print(f"{'model':<20} {'train ms':>9} {'ratio':>6} {'decode ms':>10} {'ratio':>6} {'peak MiB':>9} {'ratio':>6}")
+    print(f"{'model':<20} {'train ms':>9} {'ratio':>6} {'decode ms':>10} {'ratio':>6} {'mem MiB':>9} {'ratio':>6}")
     for r in rows:
         print(f"{r['model']:<20} {r['train_step_ms']:9.1f} {r['train_ratio']:6.3f} {r['decode_ms']:10.1f} "
               f"{r['decode_ratio']:6.3f} {r['peak_mem_mib']:9.1f} {r['mem_ratio']:6.3f}")
