@@ -80,7 +80,8 @@ def test_help_of_every_tool():
         assert "usage:" in p.stdout
     # fairseq prints --help before task options exist; our options command lists them
     p = run([sys.executable, "-m", "fairseq_syntax.cli.options"])
-    assert "--parent-strategy {chain,middle,first}" in p.stdout and "--source-syntax" in p.stdout
+    assert "--parent-strategy {auto,chain,middle,first}" in p.stdout and "--source-syntax" in p.stdout
+    assert "--dbsa-encoder-layer" in p.stdout and "--dependency-lambda-enc" in p.stdout
 
 
 def test_prepare_refuses_sides_of_different_length(tmp_path):
