@@ -87,10 +87,6 @@ class SideSyntax:
     def __len__(self):
         return len(self.words)
 
-    @property
-    def sizes(self):
-        return self.words.sizes
-
 
 def _side_item(side: SideSyntax, index: int, fields, strategy: str, decoder_input: bool) -> Dict[str, np.ndarray]:
     """Unpadded per-position arrays for one sentence, EOS included."""
