@@ -10,20 +10,21 @@ from fairseq_syntax.criterions.dependency_loss import parse_head_nll, supervised
 from fairseq_syntax.data.conllu import sentence_from_heads
 from fairseq_syntax.data.parent_strategies import subword_parents
 from fairseq_syntax.data.subword_align import align_sentence
-from fairseq_syntax.modules.dependency_attention import DependencySelfAttention
+from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
+from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
 
 
 @pytest.mark.parametrize("bias", ["query", "key"])
 def test_biaffine_scores_by_hand(bias):
     torch.manual_seed(0)
-    att = DependencySelfAttention(embed_dim=4, num_heads=2, bias=bias)
+    att = SyntaxSelfAttention(4, 2, parse_head=BiaffineParseHead(2, bias))
     with torch.no_grad():
-        att.biaffine_u1.copy_(torch.tensor([[1.0, 2.0], [0.0, -1.0]]))
-        att.biaffine_u.copy_(torch.tensor([0.5, -2.0]))
+        att.parse_head.u1.copy_(torch.tensor([[1.0, 2.0], [0.0, -1.0]]))
+        att.parse_head.u.copy_(torch.tensor([0.5, -2.0]))
     q = torch.tensor([[1.0, 0.0], [2.0, 1.0], [0.0, 3.0]])  # T = 3 queries
     k = torch.tensor([[1.0, 1.0], [0.0, 2.0], [-1.0, 0.5]])  # S = 3 keys
-    got = att.biaffine_scores(q, k)
-    U1, u = att.biaffine_u1.detach(), att.biaffine_u.detach()
+    got = att.parse_head(q, k)
+    U1, u = att.parse_head.u1.detach(), att.parse_head.u.detach()
     want = torch.zeros(3, 3)
     for t in range(3):
         for s in range(3):
@@ -39,7 +40,7 @@ def test_biaffine_scores_by_hand(bias):
 
 def test_parse_head_replaces_the_last_head():
     torch.manual_seed(1)
-    att = DependencySelfAttention(embed_dim=8, num_heads=2).eval()
+    att = SyntaxSelfAttention(8, 2, parse_head=BiaffineParseHead(4)).eval()
     x = torch.randn(5, 3, 8)  # T x B x C
     out, w = att(x, x, x, need_head_weights=True)
     assert out.shape == (5, 3, 8) and w.shape == (2, 3, 5, 5)
@@ -47,7 +48,7 @@ def test_parse_head_replaces_the_last_head():
     k = att.k_proj(x).view(5, 3, 2, 4).permute(1, 2, 0, 3)
     v = att.v_proj(x).view(5, 3, 2, 4).permute(1, 2, 0, 3)
     ordinary = torch.softmax(q[:, 0] * att.scaling @ k[:, 0].transpose(1, 2), -1)
-    parse = torch.softmax(att.biaffine_scores(q[:, 1], k[:, 1]), -1)
+    parse = torch.softmax(att.parse_head(q[:, 1], k[:, 1]), -1)
     assert torch.allclose(w[0], ordinary, atol=1e-6) and torch.allclose(w[1], parse, atol=1e-6)
     assert torch.allclose(att.last_parse_probs, parse, atol=1e-6)
     heads = torch.cat([ordinary @ v[:, 0], parse @ v[:, 1]], dim=-1)  # [M_1; M_parse] (Eq. 16-17)

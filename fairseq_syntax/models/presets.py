@@ -15,6 +15,13 @@ def _syntax_defaults(args):
     args.dbsa_decoder_layer = getattr(args, "dbsa_decoder_layer", 0)
     args.dbsa_bias = getattr(args, "dbsa_bias", "query")
     args.syntax_parent_strategy = getattr(args, "syntax_parent_strategy", "chain")
+    args.rel_linear_k = getattr(args, "rel_linear_k", 0)
+    args.rel_dep_l = getattr(args, "rel_dep_l", 0)
+    args.rel_linear_terms = getattr(args, "rel_linear_terms", "key+value")
+    args.rel_dep_terms = getattr(args, "rel_dep_terms", "key+value")
+    args.rel_encoder_layers = getattr(args, "rel_encoder_layers", "all")
+    args.rel_no_absolute_positions = getattr(args, "rel_no_absolute_positions", False)
+    args.rel_implementation = getattr(args, "rel_implementation", "buckets")
 
 
 def _tiny(args):
@@ -76,4 +83,49 @@ def transformer_sisa(args):
 def transformer_sisa_tiny(args):
     args.dbsa_encoder_layer = getattr(args, "dbsa_encoder_layer", 2)
     args.syntax_parent_strategy = getattr(args, "syntax_parent_strategy", "first")
+    syntax_transformer_tiny(args)
+
+
+# --- Relative positions (Omote et al. 2019, Sec. 5.1): k = 2, l = 2 in every encoder layer ------
+def _relative(args, k, l):
+    args.rel_linear_k = getattr(args, "rel_linear_k", k)
+    args.rel_dep_l = getattr(args, "rel_dep_l", l)
+
+
+@register_model_architecture("syntax_transformer", "transformer_rel")
+def transformer_rel(args):
+    """Transformer_rel: Shaw et al. (2018) relative positions, k = 2."""
+    _relative(args, 2, 0)
+    syntax_transformer(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_dep")
+def transformer_dep(args):
+    """Transformer_dep: dependency (tree-depth) relative positions, l = 2."""
+    _relative(args, 0, 2)
+    syntax_transformer(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_dep_rel")
+def transformer_dep_rel(args):
+    """Transformer_dep+rel: both, summed (Eq. 21-22), k = l = 2."""
+    _relative(args, 2, 2)
+    syntax_transformer(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_rel_tiny")
+def transformer_rel_tiny(args):
+    _relative(args, 2, 0)
+    syntax_transformer_tiny(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_dep_tiny")
+def transformer_dep_tiny(args):
+    _relative(args, 0, 2)
+    syntax_transformer_tiny(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_dep_rel_tiny")
+def transformer_dep_rel_tiny(args):
+    _relative(args, 2, 2)
     syntax_transformer_tiny(args)

@@ -4,7 +4,7 @@ One registered model (DESIGN.md, "One model family, features as switches")
 whose encoder and decoder layers switch mechanisms on independently. Layers
 without a mechanism are fairseq's own layers on fairseq's fast path.
 
-Mechanisms so far:
+Mechanisms (each a switch; they compose, also within one layer):
 
 * DBSA, dependency-based self-attention (Deguchi et al. 2019): a bi-affine
   parse head in encoder layer p_e (``--dbsa-encoder-layer``) and/or decoder
@@ -12,19 +12,31 @@ Mechanisms so far:
   :mod:`fairseq_syntax.modules.dependency_attention`. It is supervised by the
   ``label_smoothed_cross_entropy_with_dependency`` criterion and needs no
   parse at inference.
+* Relative positions in encoder self-attention: linear (Shaw et al. 2018,
+  ``--rel-linear-k``) and tree-depth (Omote et al. 2019, ``--rel-dep-l``),
+  key and/or value terms, in all or chosen encoder layers, see
+  :mod:`fairseq_syntax.modules.relative_positions`. Depth positions need the
+  source parse at training and at inference (``src_depths``).
 
 Named architectures (presets) are in :mod:`fairseq_syntax.models.presets`.
 """
 from dataclasses import dataclass, field
+from typing import Dict, Optional, Set, Tuple
 
+from fairseq.distributed import fsdp_wrap
 from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.dataclass.utils import gen_parser_from_dataclass
 from fairseq.models import register_model
 from fairseq.models.transformer import TransformerConfig, TransformerDecoder, TransformerEncoder, TransformerModel
+from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, TransformerEncoderLayerBase
 
 from fairseq_syntax.data.parent_strategies import STRATEGIES
-from fairseq_syntax.modules.dependency_attention import DependencySelfAttention
+from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
+from fairseq_syntax.modules.relative_positions import IMPLEMENTATIONS, RelativePositionTerms, depth_buckets
+from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
+
+TERMS = ("key+value", "key", "value")
 
 
 @dataclass
@@ -50,43 +62,158 @@ class SyntaxTransformerConfig(FairseqDataclass):
         metadata={"help": "subword parent strategy the parse heads are trained for: chain for DBSA, first for "
                   "SISA; the task's --parent-strategy auto (default) adopts it"},
     )
+    rel_linear_k: int = field(
+        default=0,
+        metadata={"help": "relative positions (Shaw et al. 2018) in encoder self-attention: clipping distance "
+                  "k of j - i (Omote et al. 2019 Eq. 13-15; the paper uses 2); 0 = off"},
+    )
+    rel_dep_l: int = field(
+        default=0,
+        metadata={"help": "dependency relative positions (Omote et al. 2019) in encoder self-attention: "
+                  "clipping distance l of depth(j) - depth(i) (Eq. 16-20; the paper uses 2); 0 = off. Needs "
+                  "the source parse at training and decoding time"},
+    )
+    rel_linear_terms: ChoiceEnum(TERMS) = field(
+        default="key+value",
+        metadata={"help": "which linear relative terms: a^K in the scores (Eq. 12), a^V in the outputs "
+                  "(Eq. 11), or both"},
+    )
+    rel_dep_terms: ChoiceEnum(TERMS) = field(
+        default="key+value",
+        metadata={"help": "which dependency relative terms: b^K in the scores (Eq. 18), b^V in the outputs "
+                  "(Eq. 17), or both (the ablation of Omote et al. Table 3)"},
+    )
+    rel_encoder_layers: str = field(
+        default="all",
+        metadata={"help": "encoder layers with relative positions: 'all' or a comma list of 1-based "
+                  "layers, e.g. '1,2'"},
+    )
+    rel_no_absolute_positions: bool = field(
+        default=False,
+        metadata={"help": "drop the encoder's absolute sinusoidal positions (the ablation setting of "
+                  "Omote et al. Sec. 5.3); fairseq's --no-token-positional-embeddings drops both sides'"},
+    )
+    rel_implementation: ChoiceEnum(IMPLEMENTATIONS) = field(
+        default="buckets",
+        metadata={"help": "buckets (default): gather/scatter over the 2c+1 distance buckets; materialised: "
+                  "the B x T x T x d reference form of the equations, for tests and the benchmark only"},
+    )
 
 
-def _dbsa_layer_cls(base):
-    class DBSALayer(base):
-        """A fairseq transformer layer whose self-attention has a parse head."""
+@dataclass
+class AttentionSpec:
+    """The mechanisms of one layer's self-attention."""
+
+    parse_bias: Optional[str] = None  # DBSA parse head with this bias form, or None
+    relative: Dict[str, Tuple[int, bool, bool]] = field(default_factory=dict)  # kind -> (clip, keys, values)
+    implementation: str = "buckets"
+
+    @property
+    def empty(self) -> bool:
+        return self.parse_bias is None and not self.relative
+
+    def build(self, embed_dim: int, num_heads: int, dropout: float) -> SyntaxSelfAttention:
+        head_dim = embed_dim // num_heads
+        parse_head = BiaffineParseHead(head_dim, self.parse_bias) if self.parse_bias is not None else None
+        relative = {kind: RelativePositionTerms(head_dim, clip, keys, values, self.implementation)
+                    for kind, (clip, keys, values) in self.relative.items()}
+        return SyntaxSelfAttention(embed_dim, num_heads, dropout=dropout, parse_head=parse_head, relative=relative)
+
+
+def _syntax_layer_cls(base):
+    class SyntaxLayer(base):
+        """A fairseq transformer layer whose self-attention hosts syntax mechanisms."""
+
+        def __init__(self, cfg, *args, attention_spec: AttentionSpec, **kwargs):
+            object.__setattr__(self, "_attention_spec", attention_spec)  # read during super().__init__
+            super().__init__(cfg, *args, **kwargs)
 
         def build_self_attention(self, embed_dim, cfg, *args, **kwargs):
             heads = cfg.encoder.attention_heads if base is TransformerEncoderLayerBase else cfg.decoder.attention_heads
-            return DependencySelfAttention(embed_dim, heads, dropout=cfg.attention_dropout,
-                                           bias=getattr(cfg, "dbsa_bias", "query"))
+            return self._attention_spec.build(embed_dim, heads, cfg.attention_dropout)
 
-    DBSALayer.__name__ = "DBSA" + base.__name__
-    return DBSALayer
-
-
-DBSAEncoderLayer = _dbsa_layer_cls(TransformerEncoderLayerBase)
-DBSADecoderLayer = _dbsa_layer_cls(TransformerDecoderLayerBase)
+    SyntaxLayer.__name__ = "Syntax" + base.__name__
+    return SyntaxLayer
 
 
-def _with_dbsa(cfg, args):
-    cfg.dbsa_bias = str(getattr(args, "dbsa_bias", "query"))
-    return cfg
+SyntaxEncoderLayer = _syntax_layer_cls(TransformerEncoderLayerBase)
+SyntaxDecoderLayer = _syntax_layer_cls(TransformerDecoderLayerBase)
+
+
+def _wrap(layer, cfg):
+    """fairseq's activation checkpointing and FSDP wrapping of a layer (as its build_*_layer does)."""
+    if cfg.checkpoint_activations:
+        layer = checkpoint_wrapper(layer, offload_to_cpu=cfg.offload_activations)
+    return fsdp_wrap(layer, min_num_params=cfg.min_params_to_wrap if not cfg.checkpoint_activations else 0)
+
+
+def _terms(value) -> Tuple[bool, bool]:
+    value = str(value)
+    if value not in TERMS:
+        raise ValueError(f"relative terms must be one of {TERMS}, not {value!r}")
+    return "key" in value, "value" in value
+
+
+def _layer_set(value, num_layers: int, option: str) -> Set[int]:
+    value = str(value).strip()
+    if value == "all":
+        return set(range(1, num_layers + 1))
+    try:
+        layers = {int(x) for x in value.split(",") if x.strip()}
+    except ValueError:
+        raise ValueError(f"--{option} must be 'all' or a comma list of layer numbers, not {value!r}") from None
+    bad = sorted(x for x in layers if not 1 <= x <= num_layers)
+    if bad:
+        raise ValueError(f"--{option}: layer(s) {bad} out of range 1..{num_layers}")
+    return layers
 
 
 class SyntaxTransformerEncoder(TransformerEncoder):
     def __init__(self, args, dictionary, embed_tokens):
         self.dbsa_layer = int(getattr(args, "dbsa_encoder_layer", 0) or 0)
+        self.rel_linear_k = int(getattr(args, "rel_linear_k", 0) or 0)
+        self.rel_dep_l = int(getattr(args, "rel_dep_l", 0) or 0)
+        self.rel_layers: Set[int] = set()
+        if self.rel_linear_k or self.rel_dep_l:
+            self.rel_layers = _layer_set(getattr(args, "rel_encoder_layers", "all"), args.encoder_layers,
+                                         "rel-encoder-layers")
         self._built = 0
         super().__init__(args, dictionary, embed_tokens)
         if self.dbsa_layer > len(self.layers):
             raise ValueError(f"--dbsa-encoder-layer {self.dbsa_layer} but the encoder has {len(self.layers)} layers")
+        if getattr(args, "rel_no_absolute_positions", False):
+            self.embed_positions = None
+
+    def layer_spec(self, index: int, args) -> AttentionSpec:
+        """What the self-attention of 1-based encoder layer ``index`` hosts."""
+        spec = AttentionSpec(implementation=str(getattr(args, "rel_implementation", "buckets")))
+        if index == self.dbsa_layer:
+            spec.parse_bias = str(getattr(args, "dbsa_bias", "query"))
+        if index in self.rel_layers:
+            if self.rel_linear_k:
+                spec.relative["linear"] = (self.rel_linear_k, *_terms(getattr(args, "rel_linear_terms", "key+value")))
+            if self.rel_dep_l:
+                spec.relative["dependency"] = (self.rel_dep_l, *_terms(getattr(args, "rel_dep_terms", "key+value")))
+        return spec
 
     def build_encoder_layer(self, args):
         self._built += 1
-        if self._built == self.dbsa_layer:
-            return DBSAEncoderLayer(_with_dbsa(TransformerConfig.from_namespace(args), self.args))
-        return super().build_encoder_layer(args)
+        spec = self.layer_spec(self._built, args)
+        if spec.empty:
+            return super().build_encoder_layer(args)
+        cfg = TransformerConfig.from_namespace(args)
+        return _wrap(SyntaxEncoderLayer(cfg, return_fc=self.return_fc, attention_spec=spec), cfg)
+
+    def forward(self, src_tokens, src_lengths=None, return_all_hiddens: bool = False, token_embeddings=None,
+                src_depths=None):
+        if self.rel_dep_l:
+            if src_depths is None:
+                raise ValueError("dependency relative positions (--rel-dep-l) need src_depths: train and decode "
+                                 "with --task syntax_translation on data with source syntax")
+            buckets = depth_buckets(src_depths, self.rel_dep_l)  # once per batch, shared by the layers
+            for i in self.rel_layers:
+                self.layers[i - 1].self_attn.relative_buckets = {"dependency": buckets}
+        return super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
 
     def parse_attention(self):
         if not self.dbsa_layer:
@@ -104,9 +231,11 @@ class SyntaxTransformerDecoder(TransformerDecoder):
 
     def build_decoder_layer(self, args, no_encoder_attn=False):
         self._built += 1
-        if self._built == self.dbsa_layer:
-            return DBSADecoderLayer(_with_dbsa(TransformerConfig.from_namespace(args), self.args), no_encoder_attn)
-        return super().build_decoder_layer(args, no_encoder_attn)
+        if self._built != self.dbsa_layer:
+            return super().build_decoder_layer(args, no_encoder_attn)
+        cfg = TransformerConfig.from_namespace(args)
+        spec = AttentionSpec(parse_bias=str(getattr(args, "dbsa_bias", "query")))
+        return _wrap(SyntaxDecoderLayer(cfg, no_encoder_attn, attention_spec=spec), cfg)
 
     def extract_features(self, prev_output_tokens, encoder_out=None, incremental_state=None, full_context_alignment=False,
                          alignment_layer=None, alignment_heads=None):
@@ -138,16 +267,29 @@ class SyntaxTransformerModel(TransformerModel):
 
     def syntax_needs(self):
         """What the syntax_translation task must collate for this model."""
-        enc, dec = self.encoder.dbsa_layer, self.decoder.dbsa_layer
+        source, target, inputs = [], [], []
+        if self.encoder.dbsa_layer:
+            source.append("parents")  # parse heads are supervised only: no parse needed at inference
+        if self.decoder.dbsa_layer:
+            target.append("parents")
+        if self.encoder.rel_dep_l and self.encoder.rel_layers:
+            source.append("depths")
+            inputs.append("src_depths")  # a model input: the test split needs its source parse
         return {
-            "source": ["parents"] if enc else [],
-            "target": ["parents"] if dec else [],
-            "inputs": [],  # parse heads are supervised only: no parse needed at inference
+            "source": source,
+            "target": target,
+            "inputs": inputs,
             "strategy": str(getattr(self.args, "syntax_parent_strategy", "chain")),
         }
 
-    def forward(self, src_tokens, src_lengths, prev_output_tokens, **kwargs):
-        decoder_out = super().forward(src_tokens, src_lengths, prev_output_tokens, **kwargs)
+    def forward(self, src_tokens, src_lengths, prev_output_tokens, return_all_hiddens: bool = True,
+                features_only: bool = False, alignment_layer=None, alignment_heads=None, src_depths=None):
+        """fairseq's encoder-decoder forward, plus the syntax inputs of the encoder."""
+        encoder_out = self.encoder(src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
+                                   src_depths=src_depths)
+        decoder_out = self.decoder(prev_output_tokens, encoder_out=encoder_out, features_only=features_only,
+                                   alignment_layer=alignment_layer, alignment_heads=alignment_heads,
+                                   src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)
         if self.encoder.dbsa_layer:  # for the dependency loss
             decoder_out[1]["encoder_parse_attn"] = [self.encoder.parse_attention()]
         return decoder_out

@@ -1,0 +1,145 @@
+"""Multi-head self-attention with switchable syntax mechanisms.
+
+One attention layer that hosts the mechanisms of a ``syntax_transformer``
+layer (DESIGN.md, "One model family, features as switches"), so that they
+compose within a layer:
+
+* ``parse_head``: the last head becomes DBSA's bi-affine parse head
+  (Deguchi et al. 2019, Eq. 14-17; :mod:`.dependency_attention`); after each
+  forward ``last_parse_probs`` holds its distribution (B x T x S, before
+  attention dropout) for the dependency loss;
+* ``relative``: relative position terms (Shaw et al. 2018 linear positions,
+  Omote et al. 2019 tree-depth positions; :mod:`.relative_positions`), added
+  to the scores (key terms) and outputs (value terms) of the ordinary heads.
+  The parse head keeps Eq. 14 exactly.
+
+Per-sentence inputs that are not hidden states (the depth buckets) are set
+by the encoder before its layers run, in ``relative_buckets`` (kind ->
+(B, T, S) bucket ids); linear buckets are computed here from the lengths.
+
+The forward follows fairseq's :class:`~fairseq.modules.MultiheadAttention`
+interface (time-major input, ``key_padding_mask``, ``attn_mask``,
+incremental state for decoder self-attention), so it drops into fairseq's
+transformer layers. Layers without a mechanism keep fairseq's attention.
+"""
+from typing import Dict, Optional
+
+import torch
+import torch.nn.functional as F
+from fairseq.modules import MultiheadAttention
+from torch import Tensor, nn
+
+from fairseq_syntax.modules.relative_positions import RelativePositionTerms, linear_buckets
+
+RELATIVE_KINDS = ("linear", "dependency")
+
+
+class SyntaxSelfAttention(MultiheadAttention):
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        parse_head: Optional[nn.Module] = None,
+        relative: Optional[Dict[str, RelativePositionTerms]] = None,
+    ):
+        super().__init__(embed_dim, num_heads, dropout=dropout, self_attention=True)
+        if parse_head is not None and num_heads < 2:
+            raise ValueError("dependency-based self-attention replaces one of at least two heads")
+        relative = dict(relative or {})
+        unknown = set(relative) - set(RELATIVE_KINDS)
+        if unknown:
+            raise ValueError(f"unknown relative position kind(s) {sorted(unknown)}; known: {RELATIVE_KINDS}")
+        self.parse_head = parse_head
+        self.relative = nn.ModuleDict(relative)
+        self.relative_buckets: Dict[str, Tensor] = {}
+        self.last_parse_probs: Optional[Tensor] = None
+
+    def _buckets(self, kind: str, terms: RelativePositionTerms, tgt_len: int, src_len: int, device) -> Tensor:
+        if kind == "linear":
+            return linear_buckets(tgt_len, src_len, terms.max_distance, device).unsqueeze(0)
+        buckets = self.relative_buckets.get(kind)
+        if buckets is None:
+            raise RuntimeError(
+                f"{kind} relative positions need per-sentence inputs (src_depths from the syntax_translation "
+                "task); none were given to this forward"
+            )
+        if buckets.shape[-2:] != (tgt_len, src_len):
+            raise RuntimeError(f"{kind} buckets have shape {tuple(buckets.shape)} for {tgt_len} x {src_len} attention")
+        return buckets
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Optional[Tensor],
+        value: Optional[Tensor],
+        key_padding_mask: Optional[Tensor] = None,
+        incremental_state: Optional[Dict[str, Dict[str, Optional[Tensor]]]] = None,
+        need_weights: bool = True,
+        static_kv: bool = False,
+        attn_mask: Optional[Tensor] = None,
+        before_softmax: bool = False,
+        need_head_weights: bool = False,
+    ):
+        tgt_len, bsz, embed_dim = query.size()
+        h, dh = self.num_heads, self.head_dim
+
+        def heads(x):  # (T, B, C) -> (B, H, T, dh)
+            return x.view(x.size(0), bsz, h, dh).permute(1, 2, 0, 3)
+
+        q = heads(self.q_proj(query))
+        k = heads(self.k_proj(query))
+        v = heads(self.v_proj(query))
+        if incremental_state is not None:
+            if "dependency" in self.relative:
+                raise RuntimeError("dependency relative positions are an encoder mechanism (no incremental state)")
+            saved = self._get_input_buffer(incremental_state)
+            if "prev_key" in saved:
+                k = torch.cat([saved["prev_key"], k], dim=2)
+                v = torch.cat([saved["prev_value"], v], dim=2)
+            key_padding_mask = MultiheadAttention._append_prev_key_padding_mask(
+                key_padding_mask=key_padding_mask,
+                prev_key_padding_mask=saved.get("prev_key_padding_mask"),
+                batch_size=bsz,
+                src_len=k.size(2),
+                static_kv=False,
+            )
+            saved["prev_key"], saved["prev_value"] = k, v
+            saved["prev_key_padding_mask"] = key_padding_mask
+            self._set_input_buffer(incremental_state, saved)
+        src_len = k.size(2)
+
+        ordinary = h - 1 if self.parse_head is not None else h  # the parse head is the last one
+        qs = q[:, :ordinary] * self.scaling
+        scores = torch.matmul(qs, k[:, :ordinary].transpose(-1, -2))
+        buckets = {kind: self._buckets(kind, terms, tgt_len, src_len, query.device)
+                   for kind, terms in self.relative.items()}
+        for kind, terms in self.relative.items():
+            if terms.key_table is not None:
+                scores = scores + terms.score_term(qs, buckets[kind])
+        if self.parse_head is not None:
+            parse = self.parse_head(q[:, -1], k[:, -1]).unsqueeze(1)  # Eq. 14
+            scores = torch.cat([scores, parse], dim=1)  # (B, H, T, S), parse head last
+        if attn_mask is not None:
+            scores = scores + attn_mask.view(1, 1, tgt_len, src_len)
+        if key_padding_mask is not None:
+            scores = scores.masked_fill(key_padding_mask.view(bsz, 1, 1, src_len).bool(), float("-inf"))
+        if before_softmax:
+            return scores, v
+        probs = F.softmax(scores.float(), dim=-1).type_as(scores)
+        if self.parse_head is not None:
+            self.last_parse_probs = probs[:, -1]
+        dropped = self.dropout_module(probs)
+        out = torch.matmul(dropped, v)  # (B, H, T, dh)
+        value_terms = [terms.value_term(dropped[:, :ordinary], buckets[kind])
+                       for kind, terms in self.relative.items() if terms.value_table is not None]
+        if value_terms:
+            rel = value_terms[0]
+            for term in value_terms[1:]:
+                rel = rel + term
+            out = out + rel if ordinary == h else torch.cat([out[:, :ordinary] + rel, out[:, ordinary:]], dim=1)
+        out = self.out_proj(out.permute(2, 0, 1, 3).reshape(tgt_len, bsz, embed_dim))
+        weights = None
+        if need_weights or need_head_weights:
+            weights = probs.transpose(0, 1) if need_head_weights else probs.mean(dim=1)
+        return out, weights
