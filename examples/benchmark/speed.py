@@ -35,7 +35,15 @@ MODELS = {
     "transformer": ("transformer", {}, "label_smoothed_cross_entropy"),
     "transformer_dbsa": ("transformer_dbsa", {}, "label_smoothed_cross_entropy_with_dependency"),
     "transformer_sisa": ("transformer_sisa", {}, "label_smoothed_cross_entropy_with_dependency"),
+    "transformer_rel": ("transformer_rel", {}, "label_smoothed_cross_entropy"),
+    "transformer_dep": ("transformer_dep", {}, "label_smoothed_cross_entropy"),
+    "transformer_dep_rel": ("transformer_dep_rel", {}, "label_smoothed_cross_entropy"),
+    # the reference form that builds the B x T x T x d pairwise tensors (what the bucket form saves)
+    "transformer_dep_rel_materialised": ("transformer_dep_rel", {"rel_implementation": "materialised"},
+                                         "label_smoothed_cross_entropy"),
 }
+#: collated for every batch; each model gets the net_input fields it takes
+INPUTS = ("src_depths",)
 
 
 def build(name, task, size, device):
@@ -50,14 +58,16 @@ def build(name, task, size, device):
         encoder_attention_heads=sz["heads"], decoder_attention_heads=sz["heads"], share_all_embeddings=True,
         dropout=0.1, **extra,
     )
-    if arch != "transformer":
+    if arch in ("transformer_dbsa", "transformer_sisa"):
         args.dbsa_encoder_layer = sz["dbsa_layer"]
         if arch == "transformer_dbsa":
             args.dbsa_decoder_layer = sz["dbsa_layer"]
     ARCH_CONFIG_REGISTRY[arch](args)
     torch.manual_seed(1)
     model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device)
-    task.apply_model_needs(model.syntax_needs() if hasattr(model, "syntax_needs") else {})
+    needs = model.syntax_needs() if hasattr(model, "syntax_needs") else {}
+    task.apply_model_needs(dict(needs, inputs=()))
+    model.benchmark_inputs = frozenset(needs.get("inputs", ()))
     criterion = CRITERION_REGISTRY[crit](task, sentence_avg=False, label_smoothing=0.1)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
     return model, criterion, optimizer
@@ -68,9 +78,11 @@ def load_task(data):
 
     from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationConfig, SyntaxTranslationTask
 
-    cfg = OmegaConf.structured(SyntaxTranslationConfig(data=data, source_syntax="parents", target_syntax="parents"))
+    cfg = OmegaConf.structured(SyntaxTranslationConfig(data=data, source_syntax="parents,depths",
+                                                       target_syntax="parents"))
     cfg.train_subset, cfg.dataset_impl, cfg.required_seq_len_multiple = "train", "mmap", 1
     task = SyntaxTranslationTask.setup_task(cfg)
+    task.syntax_request.inputs = frozenset(INPUTS)
     task.load_dataset("train")
     task.load_dataset("test")
     return task
@@ -88,6 +100,12 @@ def batches(task, split, n, max_tokens, device):
     return out
 
 
+def for_model(model, batch):
+    """The batch with only the syntax inputs this model's forward takes."""
+    net = {k: v for k, v in batch["net_input"].items() if k not in INPUTS or k in model.benchmark_inputs}
+    return dict(batch, net_input=net)
+
+
 def sync(device):
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -97,7 +115,7 @@ def train_step(model, criterion, optimizer, batch):
     model.train()
     criterion.train()
     optimizer.zero_grad()
-    loss, sample_size, _ = criterion(model, batch)
+    loss, sample_size, _ = criterion(model, for_model(model, batch))
     (loss / sample_size).backward()
     optimizer.step()
 
@@ -110,7 +128,7 @@ def decode(task, model, batch):
     gen = SequenceGenerator([model], task.target_dictionary, beam_size=4, max_len_a=0, max_len_b=DECODE_STEPS,
                             min_len=DECODE_STEPS)
     with torch.no_grad():
-        gen.generate([model], batch)
+        gen.generate([model], for_model(model, batch))
 
 
 def train_memory_cpu(model, criterion, batches):
@@ -129,7 +147,7 @@ def train_memory_cpu(model, criterion, batches):
 
         model.train()
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            loss, _, _ = criterion(model, batch)
+            loss, _, _ = criterion(model, for_model(model, batch))
         del loss
         peak = max(peak, total[0])
     return (4 * params + peak) / 2**20
@@ -139,7 +157,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", help="data-bin with source and target syntax (e.g. the demo's work/demo/data-bin)")
     p.add_argument("--size", choices=sorted(SIZES), default="small")
-    p.add_argument("--models", default="transformer,transformer_dbsa,transformer_sisa")
+    p.add_argument("--models", default="transformer,transformer_dbsa,transformer_sisa",
+                   help="comma list, the first is the reference; known: " + ",".join(MODELS))
     p.add_argument("--train-batches", type=int, default=20)
     p.add_argument("--decode-batches", type=int, default=4)
     p.add_argument("--max-tokens", type=int, default=4096)
@@ -191,9 +210,9 @@ def main(argv=None):
         })
     print(f"device {device}, size {args.size}, {len(train_b)} train batches, {len(test_b)} decode batches (beam 4), "
           f"max tokens {args.max_tokens}; ratios to {ref}")
-    print(f"{'model':<20} {'train ms':>9} {'ratio':>6} {'decode ms':>10} {'ratio':>6} {'mem MiB':>9} {'ratio':>6}")
+    print(f"{'model':<32} {'train ms':>9} {'ratio':>6} {'decode ms':>10} {'ratio':>6} {'mem MiB':>9} {'ratio':>6}")
     for r in rows:
-        print(f"{r['model']:<20} {r['train_step_ms']:9.1f} {r['train_ratio']:6.3f} {r['decode_ms']:10.1f} "
+        print(f"{r['model']:<32} {r['train_step_ms']:9.1f} {r['train_ratio']:6.3f} {r['decode_ms']:10.1f} "
               f"{r['decode_ratio']:6.3f} {r['peak_mem_mib']:9.1f} {r['mem_ratio']:6.3f}")
     if args.json:
         with open(args.json, "w") as f:

@@ -4,8 +4,10 @@
 #
 #   bash examples/synthetic/fidelity.sh [MODEL ...]     (default: transformer dbsa)
 #
-# MODEL is one of: transformer, dbsa, dbsa_enc, dbsa_dec, sisa. Models train
-# one after another (PARALLEL=1: all at once, one core each).
+# MODEL is one of: transformer, dbsa, dbsa_enc, dbsa_dec, sisa (parse heads);
+# rel, dep, dep_rel (relative positions, k = l = 2); noabs, dep_noabs (no
+# absolute encoder positions: the setting of Omote et al.'s Table 3 ablation).
+# Models train one after another (PARALLEL=1: all at once, one core each).
 # Variables: FIDELITY_DIR [work/fidelity], UPDATES [2000], TRAIN [20000], SEED [1].
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -36,6 +38,11 @@ model_args() {
     dbsa_enc) echo "--arch transformer_dbsa_enc --dbsa-encoder-layer 2 ${DEP[*]}" ;;
     dbsa_dec) echo "--arch transformer_dbsa_dec --dbsa-decoder-layer 2 ${DEP[*]}" ;;
     sisa) echo "--arch transformer_sisa --dbsa-encoder-layer 2 ${DEP[*]}" ;;
+    rel) echo "--arch transformer_rel --criterion label_smoothed_cross_entropy" ;;
+    dep) echo "--arch transformer_dep --criterion label_smoothed_cross_entropy" ;;
+    dep_rel) echo "--arch transformer_dep_rel --criterion label_smoothed_cross_entropy" ;;
+    noabs) echo "--arch syntax_transformer --rel-no-absolute-positions --criterion label_smoothed_cross_entropy" ;;
+    dep_noabs) echo "--arch transformer_dep --rel-no-absolute-positions --criterion label_smoothed_cross_entropy" ;;
     *) echo "unknown model $1" >&2; exit 2 ;;
   esac
 }
@@ -55,7 +62,7 @@ run_model() {
   grep '^H-' "$DIR/gen.$m.out" | sort -t- -k2,2n | cut -f3 > "$DIR/hyp.$m.txt"
   grep '^T-' "$DIR/gen.$m.out" | sort -t- -k2,2n | cut -f2 > "$DIR/ref.txt.$m"
   sacrebleu "$DIR/ref.txt.$m" -i "$DIR/hyp.$m.txt" -m bleu -b -w 2 > "$DIR/bleu.$m"
-  if [ "$m" != transformer ]; then
+  if [[ "$m" == dbsa* || "$m" == sisa ]]; then  # models with parse heads
     python -m fairseq_syntax.cli.induce_parses "$DIR/data-bin" --path "$DIR/checkpoints/$m/checkpoint_last.pt" \
       --split test --output-prefix "$DIR/induced/$m" --cpu 2>/dev/null | grep '^UAS' > "$DIR/uas.$m" || true
   fi

@@ -39,9 +39,12 @@ def build_help_parser():
     )
     from fairseq_syntax.models.syntax_transformer import SyntaxTransformerConfig
 
+    from fairseq.models import ARCH_MODEL_INV_REGISTRY
+
+    presets = ", ".join(ARCH_MODEL_INV_REGISTRY["syntax_transformer"])
     for title, dc, base in (
-        ("model syntax_transformer (--arch syntax_transformer, transformer_dbsa, transformer_sisa, ...; "
-         "plus all of fairseq's transformer options)", SyntaxTransformerConfig, None),
+        (f"model syntax_transformer (--arch {presets}; plus all of fairseq's transformer options)",
+         SyntaxTransformerConfig, None),
         ("criterion label_smoothed_cross_entropy_with_dependency (plus label_smoothed_cross_entropy's options)",
          LabelSmoothedCrossEntropyWithDependencyConfig, LabelSmoothedCrossEntropyCriterionConfig),
     ):
