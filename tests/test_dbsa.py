@@ -131,7 +131,8 @@ def test_incremental_decoding_equals_full_forward():
 
 def test_syntax_needs_of_presets():
     assert _tiny_model("transformer_dbsa_tiny")[0].syntax_needs() == {
-        "source": ["parents"], "target": ["parents"], "inputs": [], "strategy": "chain"}
+        "source": ["parents"], "target": ["parents"], "inputs": [], "strategy": "chain",
+        "target_strategy": "chain"}
     needs = _tiny_model("transformer_sisa_tiny")[0].syntax_needs()
     assert needs["source"] == ["parents"] and needs["target"] == [] and needs["strategy"] == "first"
 

@@ -149,7 +149,7 @@ KINDS = [{"linear": 2}, {"dependency": 2}, {"linear": 2, "dependency": 1}]
 def test_buckets_equal_the_equations(kinds, terms):
     x, depths, pad_mask = _inputs()
     att = _attention(kinds, terms)
-    att.relative_buckets = {"dependency": depth_buckets(depths, kinds.get("dependency", 1))}
+    att.syntax_inputs = {"dependency_buckets": depth_buckets(depths, kinds.get("dependency", 1))}
     out, w = att(x, x, x, key_padding_mask=pad_mask, need_head_weights=True)
     want_out, want_probs = _naive(att, x, depths, pad_mask)
     real = ~pad_mask.t()  # padded query rows are not used by the model
@@ -163,7 +163,7 @@ def test_buckets_equal_materialised_scores_outputs_and_gradients(kinds):
     outs = {}
     for impl in ("buckets", "materialised"):
         att = _attention(kinds, "key+value", impl=impl, seed=5)
-        att.relative_buckets = {"dependency": depth_buckets(depths, kinds.get("dependency", 1))}
+        att.syntax_inputs = {"dependency_buckets": depth_buckets(depths, kinds.get("dependency", 1))}
         xx = x.clone().requires_grad_()
         scores, _ = att(xx, xx, xx, key_padding_mask=pad_mask, before_softmax=True)
         out, _ = att(xx, xx, xx, key_padding_mask=pad_mask)
@@ -180,7 +180,7 @@ def test_relative_terms_change_the_output():
     """Guard against a test that cannot fail: zeroing the tables changes the result."""
     x, depths, pad_mask = _inputs()
     att = _attention({"linear": 2, "dependency": 2}, "key+value")
-    att.relative_buckets = {"dependency": depth_buckets(depths, 2)}
+    att.syntax_inputs = {"dependency_buckets": depth_buckets(depths, 2)}
     out, _ = att(x, x, x, key_padding_mask=pad_mask)
     with torch.no_grad():
         att.relative["dependency"].value_table.zero_()
@@ -192,7 +192,7 @@ def test_parse_head_composes_with_relative_positions():
     """DBSA + relative in one layer: relative terms act on the ordinary heads, Eq. 14 stays exact."""
     x, depths, pad_mask = _inputs()
     att = _attention({"dependency": 2}, "key+value", parse=True)
-    att.relative_buckets = {"dependency": depth_buckets(depths, 2)}
+    att.syntax_inputs = {"dependency_buckets": depth_buckets(depths, 2)}
     out, w = att(x, x, x, key_padding_mask=pad_mask, need_head_weights=True)
     k = att.k_proj(x).view(6, 3, 4, 4).permute(1, 2, 0, 3)
     q = att.q_proj(x).view(6, 3, 4, 4).permute(1, 2, 0, 3)
@@ -202,7 +202,7 @@ def test_parse_head_composes_with_relative_positions():
     plain.load_state_dict(att.state_dict())
     with torch.no_grad():
         plain.relative["dependency"].key_table.zero_()
-    plain.relative_buckets = att.relative_buckets
+    plain.syntax_inputs = att.syntax_inputs
     _, w0 = plain(x, x, x, key_padding_mask=pad_mask, need_head_weights=True)
     assert torch.allclose(w0[-1], w[-1]) and not torch.allclose(w0[0], w[0])
 

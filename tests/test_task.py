@@ -110,3 +110,26 @@ def test_truncate_source_is_refused(small_bin):
     task = make_task(small_bin, truncate_source=True)
     with pytest.raises(ValueError, match="truncate-source"):
         task.load_dataset("valid")
+
+
+@pytest.mark.parametrize("strategy", ["middle", "chain"])
+def test_parsing_on_the_fly_equals_the_collated_syntax(small_bin, strategy):
+    """fairseq-interactive batches (tokens only) get the same syntax inputs as the preprocessed data."""
+    import torch
+
+    conllu = os.path.join(os.path.dirname(small_bin), "raw", "test.src.conllu")
+    task = make_task(small_bin, inference_parser="conllu", inference_parser_model=conllu)
+    task.apply_model_needs({"source": ["parents", "labels", "depths"], "strategy": strategy,
+                            "inputs": ["src_parents", "src_labels", "src_depths"]})
+    task.load_dataset("test")
+    ds = task.dataset("test")
+    batch = ds.collater([ds[i] for i in (0, 3, 5, 7)])  # unequal lengths, left-padded
+    net = {k: v for k, v in batch["net_input"].items() if k in ("src_tokens", "src_lengths")}
+    sample = {"net_input": net}
+    task.add_missing_source_inputs(sample)
+    for name in ("src_parents", "src_labels", "src_depths"):
+        assert torch.equal(sample["net_input"][name], batch["net_input"][name]), name
+    # inputs already in the batch are left alone (no parse)
+    task._inference_parser = None
+    task.cfg.inference_parser_model = "/nonexistent.conllu"
+    task.add_missing_source_inputs(batch)

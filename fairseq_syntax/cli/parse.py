@@ -27,11 +27,10 @@ def get_parser():
 
 
 def backend_options(args):
-    if args.backend == "stanza":
-        return dict(lang=args.lang, model_dir=args.model_dir, gpu=args.gpu, pretokenized=args.pretokenized)
-    if args.backend == "spacy":
-        return dict(model=args.model or "ja_ginza", gpu=args.gpu, pretokenized=args.pretokenized)
-    return dict(model_path=args.model, pretokenized=args.pretokenized)
+    from fairseq_syntax.parsing.base import backend_options as options
+
+    return options(args.backend, lang=args.lang, model=args.model, model_dir=args.model_dir, gpu=args.gpu,
+                   pretokenized=args.pretokenized)
 
 
 def main(argv=None):

@@ -44,17 +44,27 @@ class SyntaxRequest:
 
     ``source`` / ``target``: subsets of :data:`SIDE_FIELDS`. ``inputs``: names
     such as ``"src_parents"`` that the model takes as forward() arguments and
-    that therefore also go into ``net_input``.
+    that therefore also go into ``net_input``. ``strategy``: the subword
+    parent strategy of both sides, unless ``target_strategy`` is set (a model
+    may use PASCAL's ``middle`` parents in the encoder and DBSA's ``chain``
+    parents in the decoder).
     """
 
     strategy: str = "chain"
     source: FrozenSet[str] = frozenset()
     target: FrozenSet[str] = frozenset()
     inputs: FrozenSet[str] = frozenset()
+    target_strategy: Optional[str] = None
 
     def __post_init__(self):
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"parent strategy must be one of {STRATEGIES}, not {self.strategy!r}")
+        for s in (self.strategy, self.target_strategy):
+            if s is not None and s not in STRATEGIES:
+                raise ValueError(f"parent strategy must be one of {STRATEGIES}, not {s!r}")
+
+    def strategy_of(self, side: str) -> str:
+        if side == "target" and self.target_strategy is not None:
+            return self.target_strategy
+        return self.strategy
         for side in ("source", "target"):
             bad = set(getattr(self, side)) - set(SIDE_FIELDS)
             if bad:
@@ -177,7 +187,7 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
             if syn is None:  # supervision-only fields, split without syntax data
                 continue
             try:
-                arrays = _side_item(syn, index, fields, self.request.strategy, decoder_input)
+                arrays = _side_item(syn, index, fields, self.request.strategy_of(side), decoder_input)
             except (IndexError, ValueError) as e:
                 raise SyntaxDataError(f"{syn.name}, sentence {index}", f"malformed syntax data: {e}") from e
             tokens = item["source" if side == "source" else "target"]
@@ -223,6 +233,22 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
             if name in out:
                 batch["net_input"][name] = out[name]
         return batch
+
+
+def collate_rows(side: SideSyntax, fields, strategy: str, width: int, left_pad: bool, prefix: str = "src_"):
+    """Source fields of sentences 0..n-1 of ``side``, in that row order, padded to ``width``.
+
+    For batches that were collated without syntax (fairseq-interactive): the
+    same coordinates as :meth:`SyntaxLanguagePairDataset.collater`.
+    """
+    rows = []
+    for i in range(len(side)):
+        try:
+            arrays = _side_item(side, i, fields, strategy, decoder_input=False)
+        except (IndexError, ValueError) as e:
+            raise SyntaxDataError(f"{side.name}, sentence {i + 1}", f"malformed syntax data: {e}") from e
+        rows.append({prefix + k: v for k, v in arrays.items()})
+    return _collate_side(rows, prefix, width, left_pad, fields, _label_pad(side))
 
 
 def _label_pad(side: Optional[SideSyntax]) -> int:

@@ -22,6 +22,11 @@ def _syntax_defaults(args):
     args.rel_encoder_layers = getattr(args, "rel_encoder_layers", "all")
     args.rel_no_absolute_positions = getattr(args, "rel_no_absolute_positions", False)
     args.rel_implementation = getattr(args, "rel_implementation", "buckets")
+    args.pascal_layer = getattr(args, "pascal_layer", 0)
+    args.pascal_heads = getattr(args, "pascal_heads", 1)
+    args.pascal_variance = getattr(args, "pascal_variance", 1.0)
+    args.pascal_ignore_prob = getattr(args, "pascal_ignore_prob", 0.0)
+    args.label_embed_dim = getattr(args, "label_embed_dim", 0)
 
 
 def _tiny(args):
@@ -128,4 +133,39 @@ def transformer_dep_tiny(args):
 @register_model_architecture("syntax_transformer", "transformer_dep_rel_tiny")
 def transformer_dep_rel_tiny(args):
     _relative(args, 2, 2)
+    syntax_transformer_tiny(args)
+
+
+# --- PASCAL (Bugliarello & Okazaki 2020): parent-scaled heads in encoder layer 1, sigma^2 = 1 -----
+# h_pascal and q depend on the corpus (the paper's Table 2); 7 of 8 heads and q = 0 are its most
+# frequent choice (WAT En-Ja); the recipes pass the per-corpus values.
+def _pascal(args, heads):
+    args.pascal_layer = getattr(args, "pascal_layer", 1)
+    args.pascal_heads = getattr(args, "pascal_heads", heads)
+    args.pascal_variance = getattr(args, "pascal_variance", 1.0)
+    args.pascal_ignore_prob = getattr(args, "pascal_ignore_prob", 0.0)
+
+
+@register_model_architecture("syntax_transformer", "transformer_pascal")
+def transformer_pascal(args):
+    _pascal(args, 7)
+    syntax_transformer(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_pascal_tiny")
+def transformer_pascal_tiny(args):
+    _pascal(args, 2)
+    syntax_transformer_tiny(args)
+
+
+# --- S&H (Sennrich & Haddow 2016, as in Bugliarello & Okazaki 2020): 10-dim label embeddings -------
+@register_model_architecture("syntax_transformer", "transformer_sh")
+def transformer_sh(args):
+    args.label_embed_dim = getattr(args, "label_embed_dim", 10)
+    syntax_transformer(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_sh_tiny")
+def transformer_sh_tiny(args):
+    args.label_embed_dim = getattr(args, "label_embed_dim", 10)
     syntax_transformer_tiny(args)

@@ -17,11 +17,23 @@ Mechanisms (each a switch; they compose, also within one layer):
   key and/or value terms, in all or chosen encoder layers, see
   :mod:`fairseq_syntax.modules.relative_positions`. Depth positions need the
   source parse at training and at inference (``src_depths``).
+* PASCAL, parent-scaled self-attention (Bugliarello & Okazaki 2020): the
+  first ``--pascal-heads`` heads of encoder layer ``--pascal-layer`` scale
+  their scores by a Gaussian around each token's parent (``middle`` parents),
+  see :mod:`fairseq_syntax.modules.parent_scaled_attention`. Needs the source
+  parse at inference (``src_parents``).
+* S&H dependency-label embeddings (Sennrich & Haddow 2016, as in Bugliarello
+  & Okazaki 2020): each source token's label, embedded in
+  ``--label-embed-dim`` dimensions, replaces the last dimensions of its token
+  embedding (``src_labels``).
 
 Named architectures (presets) are in :mod:`fairseq_syntax.models.presets`.
 """
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Set, Tuple
+
+import torch
+from torch import nn
 
 from fairseq.distributed import fsdp_wrap
 from fairseq.dataclass import ChoiceEnum, FairseqDataclass
@@ -33,6 +45,7 @@ from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, Trans
 
 from fairseq_syntax.data.parent_strategies import STRATEGIES
 from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
+from fairseq_syntax.modules.parent_scaled_attention import ParentScaledHeads
 from fairseq_syntax.modules.relative_positions import IMPLEMENTATIONS, RelativePositionTerms, depth_buckets
 from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
 
@@ -93,6 +106,31 @@ class SyntaxTransformerConfig(FairseqDataclass):
         metadata={"help": "drop the encoder's absolute sinusoidal positions (the ablation setting of "
                   "Omote et al. Sec. 5.3); fairseq's --no-token-positional-embeddings drops both sides'"},
     )
+    pascal_layer: int = field(
+        default=0,
+        metadata={"help": "PASCAL (Bugliarello & Okazaki 2020): 1-based encoder layer l_s with parent-scaled "
+                  "heads (the paper: 1); 0 = off. Needs the source parse at training and decoding time"},
+    )
+    pascal_heads: int = field(
+        default=1,
+        metadata={"help": "h_pascal: how many of that layer's heads are parent-scaled (the first ones; the "
+                  "paper's Table 2: 2 to 8 of 8)"},
+    )
+    pascal_variance: float = field(
+        default=1.0,
+        metadata={"help": "sigma^2 of the Gaussian around each token's parent (Eq. 6; the paper: 1)"},
+    )
+    pascal_ignore_prob: float = field(
+        default=0.0,
+        metadata={"help": "parent ignoring q: in training, each token's parent weights are set to ones with "
+                  "this probability (the paper's Table 2: 0 to 0.4); never at inference"},
+    )
+    label_embed_dim: int = field(
+        default=0,
+        metadata={"help": "S&H baseline (Sennrich & Haddow 2016): embed each source token's dependency label in "
+                  "this many dimensions, replacing the last dimensions of its token embedding (the paper: "
+                  "10); 0 = off. Needs the source parse and dict.SRC.labels.txt"},
+    )
     rel_implementation: ChoiceEnum(IMPLEMENTATIONS) = field(
         default="buckets",
         metadata={"help": "buckets (default): gather/scatter over the 2c+1 distance buckets; materialised: "
@@ -107,17 +145,20 @@ class AttentionSpec:
     parse_bias: Optional[str] = None  # DBSA parse head with this bias form, or None
     relative: Dict[str, Tuple[int, bool, bool]] = field(default_factory=dict)  # kind -> (clip, keys, values)
     implementation: str = "buckets"
+    pascal: Optional[Tuple[int, float, float]] = None  # (heads, variance, ignore probability)
 
     @property
     def empty(self) -> bool:
-        return self.parse_bias is None and not self.relative
+        return self.parse_bias is None and not self.relative and self.pascal is None
 
     def build(self, embed_dim: int, num_heads: int, dropout: float) -> SyntaxSelfAttention:
         head_dim = embed_dim // num_heads
         parse_head = BiaffineParseHead(head_dim, self.parse_bias) if self.parse_bias is not None else None
         relative = {kind: RelativePositionTerms(head_dim, clip, keys, values, self.implementation)
                     for kind, (clip, keys, values) in self.relative.items()}
-        return SyntaxSelfAttention(embed_dim, num_heads, dropout=dropout, parse_head=parse_head, relative=relative)
+        pascal = ParentScaledHeads(*self.pascal) if self.pascal is not None else None
+        return SyntaxSelfAttention(embed_dim, num_heads, dropout=dropout, parse_head=parse_head, relative=relative,
+                                   parent_scaling=pascal)
 
 
 def _syntax_layer_cls(base):
@@ -168,19 +209,35 @@ def _layer_set(value, num_layers: int, option: str) -> Set[int]:
     return layers
 
 
+def _require(value, name: str, what: str):
+    if value is None:
+        raise ValueError(f"{what} need {name}: train and decode with --task syntax_translation on data with "
+                         "source syntax")
+
+
 class SyntaxTransformerEncoder(TransformerEncoder):
     def __init__(self, args, dictionary, embed_tokens):
         self.dbsa_layer = int(getattr(args, "dbsa_encoder_layer", 0) or 0)
         self.rel_linear_k = int(getattr(args, "rel_linear_k", 0) or 0)
         self.rel_dep_l = int(getattr(args, "rel_dep_l", 0) or 0)
+        self.pascal_layer = int(getattr(args, "pascal_layer", 0) or 0)
+        self.label_embed_dim = int(getattr(args, "label_embed_dim", 0) or 0)
+        self.label_embedding: Optional[nn.Embedding] = None  # S&H: attached by the model, which knows the labels
+        if self.pascal_layer and self.dbsa_layer:
+            raise ValueError("PASCAL heads use 'middle' parents and an encoder parse head is trained on "
+                             "--syntax-parent-strategy parents; the task collates one parent strategy per side")
+        if not 0 <= self.label_embed_dim < args.encoder_embed_dim:
+            raise ValueError(f"--label-embed-dim {self.label_embed_dim} must be below --encoder-embed-dim "
+                             f"{args.encoder_embed_dim}")
         self.rel_layers: Set[int] = set()
         if self.rel_linear_k or self.rel_dep_l:
             self.rel_layers = _layer_set(getattr(args, "rel_encoder_layers", "all"), args.encoder_layers,
                                          "rel-encoder-layers")
         self._built = 0
         super().__init__(args, dictionary, embed_tokens)
-        if self.dbsa_layer > len(self.layers):
-            raise ValueError(f"--dbsa-encoder-layer {self.dbsa_layer} but the encoder has {len(self.layers)} layers")
+        for option, layer in (("dbsa-encoder-layer", self.dbsa_layer), ("pascal-layer", self.pascal_layer)):
+            if layer > len(self.layers):
+                raise ValueError(f"--{option} {layer} but the encoder has {len(self.layers)} layers")
         if getattr(args, "rel_no_absolute_positions", False):
             self.embed_positions = None
 
@@ -189,6 +246,9 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         spec = AttentionSpec(implementation=str(getattr(args, "rel_implementation", "buckets")))
         if index == self.dbsa_layer:
             spec.parse_bias = str(getattr(args, "dbsa_bias", "query"))
+        if index == self.pascal_layer:
+            spec.pascal = (int(getattr(args, "pascal_heads", 1)), float(getattr(args, "pascal_variance", 1.0)),
+                           float(getattr(args, "pascal_ignore_prob", 0.0)))
         if index in self.rel_layers:
             if self.rel_linear_k:
                 spec.relative["linear"] = (self.rel_linear_k, *_terms(getattr(args, "rel_linear_terms", "key+value")))
@@ -205,14 +265,23 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         return _wrap(SyntaxEncoderLayer(cfg, return_fc=self.return_fc, attention_spec=spec), cfg)
 
     def forward(self, src_tokens, src_lengths=None, return_all_hiddens: bool = False, token_embeddings=None,
-                src_depths=None):
+                src_depths=None, src_parents=None, src_labels=None):
+        """fairseq's encoder forward; the syntax inputs (batch coordinates) feed the mechanisms."""
         if self.rel_dep_l:
-            if src_depths is None:
-                raise ValueError("dependency relative positions (--rel-dep-l) need src_depths: train and decode "
-                                 "with --task syntax_translation on data with source syntax")
+            _require(src_depths, "src_depths", "dependency relative positions (--rel-dep-l)")
             buckets = depth_buckets(src_depths, self.rel_dep_l)  # once per batch, shared by the layers
             for i in self.rel_layers:
-                self.layers[i - 1].self_attn.relative_buckets = {"dependency": buckets}
+                self.layers[i - 1].self_attn.syntax_inputs["dependency_buckets"] = buckets
+        if self.pascal_layer:
+            _require(src_parents, "src_parents", "PASCAL heads (--pascal-layer)")
+            self.layers[self.pascal_layer - 1].self_attn.syntax_inputs["parents"] = src_parents
+        if self.label_embedding is not None:
+            _require(src_labels, "src_labels", "label embeddings (--label-embed-dim)")
+            if token_embeddings is None:
+                token_embeddings = self.embed_tokens(src_tokens)
+            token_embeddings = torch.cat(
+                [token_embeddings[..., : -self.label_embed_dim], self.label_embedding(src_labels)], dim=-1
+            )
         return super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
 
     def parse_attention(self):
@@ -265,28 +334,52 @@ class SyntaxTransformerModel(TransformerModel):
         return SyntaxTransformerDecoder(args, tgt_dict, embed_tokens,
                                         no_encoder_attn=getattr(args, "no_cross_attention", False))
 
+    @classmethod
+    def build_model(cls, args, task):
+        model = super().build_model(args, task)
+        dim = model.encoder.label_embed_dim
+        if dim:
+            labels = getattr(task, "src_label_dict", None)
+            if labels is None:
+                raise ValueError(f"--label-embed-dim {dim} needs the source label dictionary (dict.SRC.labels.txt "
+                                 "next to the data, written by preprocess/binarize.py) and --task syntax_translation")
+            emb = nn.Embedding(len(labels), dim, padding_idx=labels.pad())
+            # the token embeddings' scale (fairseq: N(0, d^-1/2), times sqrt(d) in the encoder)
+            nn.init.normal_(emb.weight, mean=0, std=args.encoder_embed_dim ** -0.5)
+            nn.init.constant_(emb.weight[labels.pad()], 0)
+            model.encoder.label_embedding = emb
+        return model
+
     def syntax_needs(self):
         """What the syntax_translation task must collate for this model."""
+        enc = self.encoder
         source, target, inputs = [], [], []
-        if self.encoder.dbsa_layer:
-            source.append("parents")  # parse heads are supervised only: no parse needed at inference
+        if enc.dbsa_layer or enc.pascal_layer:
+            source.append("parents")  # DBSA/SISA: supervision only; PASCAL: an input
+        if enc.pascal_layer:
+            inputs.append("src_parents")
         if self.decoder.dbsa_layer:
             target.append("parents")
-        if self.encoder.rel_dep_l and self.encoder.rel_layers:
+        if enc.rel_dep_l and enc.rel_layers:
             source.append("depths")
-            inputs.append("src_depths")  # a model input: the test split needs its source parse
+            inputs.append("src_depths")
+        if enc.label_embedding is not None:
+            source.append("labels")
+            inputs.append("src_labels")
+        strategy = str(getattr(self.args, "syntax_parent_strategy", "chain"))
         return {
             "source": source,
             "target": target,
-            "inputs": inputs,
-            "strategy": str(getattr(self.args, "syntax_parent_strategy", "chain")),
+            "inputs": inputs,  # model inputs: a split without these source fields cannot be decoded
+            "strategy": "middle" if enc.pascal_layer else strategy,
+            "target_strategy": strategy,
         }
 
     def forward(self, src_tokens, src_lengths, prev_output_tokens, return_all_hiddens: bool = True,
-                features_only: bool = False, alignment_layer=None, alignment_heads=None, src_depths=None):
-        """fairseq's encoder-decoder forward, plus the syntax inputs of the encoder."""
+                features_only: bool = False, alignment_layer=None, alignment_heads=None, **syntax_inputs):
+        """fairseq's encoder-decoder forward, plus the syntax inputs of the encoder (src_depths, ...)."""
         encoder_out = self.encoder(src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
-                                   src_depths=src_depths)
+                                   **syntax_inputs)
         decoder_out = self.decoder(prev_output_tokens, encoder_out=encoder_out, features_only=features_only,
                                    alignment_layer=alignment_layer, alignment_heads=alignment_heads,
                                    src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)

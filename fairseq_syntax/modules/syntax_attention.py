@@ -12,10 +12,16 @@ compose within a layer:
   Omote et al. 2019 tree-depth positions; :mod:`.relative_positions`), added
   to the scores (key terms) and outputs (value terms) of the ordinary heads.
   The parse head keeps Eq. 14 exactly.
+* ``parent_scaling``: PASCAL heads (Bugliarello & Okazaki 2020, Eq. 4-6;
+  :mod:`.parent_scaled_attention`): the first h_pascal heads' scaled scores
+  (relative key terms included) are multiplied by D^p before masking and
+  softmax.
 
-Per-sentence inputs that are not hidden states (the depth buckets) are set
-by the encoder before its layers run, in ``relative_buckets`` (kind ->
-(B, T, S) bucket ids); linear buckets are computed here from the lengths.
+Per-sentence inputs that are not hidden states are set by the encoder before
+its layers run, in ``syntax_inputs``: ``"dependency_buckets"`` ((B, T, S)
+depth bucket ids, computed once per batch and shared by the layers) and
+``"parents"`` ((B, T) parent positions for PASCAL). Linear buckets are
+computed here from the lengths.
 
 The forward follows fairseq's :class:`~fairseq.modules.MultiheadAttention`
 interface (time-major input, ``key_padding_mask``, ``attn_mask``,
@@ -29,6 +35,7 @@ import torch.nn.functional as F
 from fairseq.modules import MultiheadAttention
 from torch import Tensor, nn
 
+from fairseq_syntax.modules.parent_scaled_attention import ParentScaledHeads
 from fairseq_syntax.modules.relative_positions import RelativePositionTerms, linear_buckets
 
 RELATIVE_KINDS = ("linear", "dependency")
@@ -42,6 +49,7 @@ class SyntaxSelfAttention(MultiheadAttention):
         dropout: float = 0.0,
         parse_head: Optional[nn.Module] = None,
         relative: Optional[Dict[str, RelativePositionTerms]] = None,
+        parent_scaling: Optional[ParentScaledHeads] = None,
     ):
         super().__init__(embed_dim, num_heads, dropout=dropout, self_attention=True)
         if parse_head is not None and num_heads < 2:
@@ -50,15 +58,19 @@ class SyntaxSelfAttention(MultiheadAttention):
         unknown = set(relative) - set(RELATIVE_KINDS)
         if unknown:
             raise ValueError(f"unknown relative position kind(s) {sorted(unknown)}; known: {RELATIVE_KINDS}")
+        if parent_scaling is not None and parent_scaling.num_heads > num_heads - (parse_head is not None):
+            raise ValueError(f"{parent_scaling.num_heads} parent-scaled heads, but the layer has {num_heads} heads"
+                             + (" (one of them the parse head)" if parse_head is not None else ""))
         self.parse_head = parse_head
         self.relative = nn.ModuleDict(relative)
-        self.relative_buckets: Dict[str, Tensor] = {}
+        self.parent_scaling = parent_scaling
+        self.syntax_inputs: Dict[str, Tensor] = {}
         self.last_parse_probs: Optional[Tensor] = None
 
     def _buckets(self, kind: str, terms: RelativePositionTerms, tgt_len: int, src_len: int, device) -> Tensor:
         if kind == "linear":
             return linear_buckets(tgt_len, src_len, terms.max_distance, device).unsqueeze(0)
-        buckets = self.relative_buckets.get(kind)
+        buckets = self.syntax_inputs.get(kind + "_buckets")
         if buckets is None:
             raise RuntimeError(
                 f"{kind} relative positions need per-sentence inputs (src_depths from the syntax_translation "
@@ -117,6 +129,12 @@ class SyntaxSelfAttention(MultiheadAttention):
         for kind, terms in self.relative.items():
             if terms.key_table is not None:
                 scores = scores + terms.score_term(qs, buckets[kind])
+        if self.parent_scaling is not None:
+            parents = self.syntax_inputs.get("parents")
+            if parents is None or parents.shape != (bsz, tgt_len):
+                raise RuntimeError("parent-scaled heads need the (B, T) parent positions of this batch (src_parents "
+                                   "from the syntax_translation task)")
+            scores = self.parent_scaling.scale(scores, self.parent_scaling.weights(parents, src_len))  # Eq. 5-6
         if self.parse_head is not None:
             parse = self.parse_head(q[:, -1], k[:, -1]).unsqueeze(1)  # Eq. 14
             scores = torch.cat([scores, parse], dim=1)  # (B, H, T, S), parse head last

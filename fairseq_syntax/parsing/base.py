@@ -16,6 +16,7 @@ BACKENDS: Dict[str, str] = {
     "stanza": "fairseq_syntax.parsing.stanza_backend:StanzaParser",
     "spacy": "fairseq_syntax.parsing.spacy_backend:SpacyParser",
     "udpipe": "fairseq_syntax.parsing.udpipe_backend:UDPipeParser",
+    "conllu": "fairseq_syntax.parsing.conllu_lookup:ConllULookupParser",
 }
 
 
@@ -39,6 +40,20 @@ class Parser(abc.ABC):
             check_tree(s.heads, where)
             if self.pretokenized and s.tokens != line.split():
                 raise SyntaxDataError(where, f"the parser changed the given tokenisation: {s.tokens[:8]}...")
+
+
+def backend_options(backend: str, lang: str = "en", model: str = None, model_dir: str = None, gpu: bool = False,
+                    pretokenized: bool = False) -> dict:
+    """Constructor options of a backend from the common command-line options."""
+    if backend == "stanza":
+        return dict(lang=lang, model_dir=model_dir, gpu=gpu, pretokenized=pretokenized)
+    if backend == "spacy":
+        return dict(model=model or "ja_ginza", gpu=gpu, pretokenized=pretokenized)
+    if backend == "udpipe":
+        return dict(model_path=model, pretokenized=pretokenized)
+    if backend == "conllu":
+        return dict(path=model)
+    raise ValueError(f"unknown parser backend {backend!r}; choose from {sorted(BACKENDS)}")
 
 
 def build_parser(backend: str, **options) -> Parser:

@@ -17,7 +17,11 @@ without it (fairseq's ``transformer``) gets no syntax and trains as with the
 
 ``fairseq-generate`` passes the checkpoint's saved task config to
 :meth:`load_dataset`; the syntax options are read from it, so they need not
-be repeated at decoding time.
+be repeated at decoding time. ``fairseq-interactive`` has no syntax files:
+when the model needs the source parse as an input, each batch of input lines
+is parsed on the fly (``--inference-parser``, stanza by default; see
+:meth:`SyntaxTranslationTask.inference_step`) and the trees are aligned to
+the BPE tokens exactly as in preprocessing.
 """
 
 import logging
@@ -25,6 +29,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
+import numpy as np
+import torch
 from fairseq import utils
 from fairseq.data import ConcatDataset, Dictionary
 from fairseq.dataclass import ChoiceEnum
@@ -33,7 +39,13 @@ from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from fairseq_syntax.data import syntax_io
 from fairseq_syntax.data.parent_strategies import STRATEGIES
-from fairseq_syntax.data.syntax_dataset import SIDE_FIELDS, SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
+from fairseq_syntax.data.syntax_dataset import (
+    SIDE_FIELDS,
+    SideSyntax,
+    SyntaxLanguagePairDataset,
+    SyntaxRequest,
+    collate_rows,
+)
 from fairseq_syntax.errors import SyntaxDataError
 
 logger = logging.getLogger(__name__)
@@ -57,6 +69,24 @@ class SyntaxTranslationConfig(TranslationConfig):
     )
     source_syntax: str = field(default="auto", metadata={"help": "source side: " + _FIELDS_HELP})
     target_syntax: str = field(default="auto", metadata={"help": "target side: " + _FIELDS_HELP})
+    inference_parser: ChoiceEnum(("stanza", "spacy", "udpipe", "conllu")) = field(
+        default="stanza",
+        metadata={
+            "help": "fairseq-interactive: parser for input sentences when the model needs the source parse "
+            "(PASCAL, S&H labels, dependency relative positions): stanza (default), spacy (e.g. GiNZA), udpipe, "
+            "or conllu (look each sentence up in the CoNLL-U file --inference-parser-model)"
+        },
+    )
+    inference_parser_lang: Optional[str] = field(
+        default=None, metadata={"help": "stanza language code for --inference-parser (default: the source language)"}
+    )
+    inference_parser_model: Optional[str] = field(
+        default=None,
+        metadata={
+            "help": "stanza: model directory; spacy: pipeline name or path; udpipe: .udpipe model file; "
+            "conllu: the CoNLL-U file to look sentences up in"
+        },
+    )
 
 
 def _parse_fields(value: Optional[str], option: str):
@@ -86,6 +116,7 @@ class SyntaxTranslationTask(TranslationTask):
             "target": _parse_fields(cfg.target_syntax, "target-syntax"),
         }
         self._strategy_explicit = str(cfg.parent_strategy) != "auto"
+        self._inference_parser = None
         self.syntax_request = SyntaxRequest(
             strategy=str(cfg.parent_strategy) if self._strategy_explicit else "chain",
             source=self._explicit["source"] or frozenset(),
@@ -127,14 +158,15 @@ class SyntaxTranslationTask(TranslationTask):
                         f"{','.join(sorted(explicit)) or 'none'}; add them or use 'auto'"
                     )
                 new[side] = explicit
-        strategy = needs.get("strategy")
-        if strategy is not None and strategy != req.strategy:
+        for key in ("strategy", "target_strategy"):
+            strategy = needs.get(key)
+            if strategy is None or strategy == (req.strategy_of("target") if key == "target_strategy" else req.strategy):
+                continue
             if self._strategy_explicit:
-                logger.warning(
-                    "the model is built for parent strategy %r but --parent-strategy is %r", strategy, req.strategy
-                )
+                logger.warning("the model is built for parent strategy %r (%s) but --parent-strategy is %r",
+                               strategy, "target side" if key == "target_strategy" else "source side", req.strategy)
             else:
-                req.strategy = strategy
+                setattr(req, key, strategy)
         req.source, req.target = new["source"], new["target"]
         req.inputs = frozenset(req.inputs) | frozenset(needs.get("inputs", ()))
 
@@ -158,10 +190,63 @@ class SyntaxTranslationTask(TranslationTask):
             tgt_syn = self._load_side(data_path, split, src, tgt, tgt, "target", base.tgt_sizes, combine)
         self.datasets[split] = SyntaxLanguagePairDataset(base, self.syntax_request, src_syn, tgt_syn)
 
+    def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None):
+        """Decoding; source syntax inputs missing from the batch are parsed on the fly.
+
+        ``fairseq-interactive`` (and fairseq's hub interface) build batches of
+        src_tokens and src_lengths only; a model that takes the source parse
+        as an input gets it here, from ``--inference-parser``.
+        """
+        self.add_missing_source_inputs(sample)
+        return super().inference_step(generator, models, sample, prefix_tokens=prefix_tokens, constraints=constraints)
+
+    def add_missing_source_inputs(self, sample) -> None:
+        net = sample["net_input"]
+        missing = sorted(f for f in self.syntax_request.required("source") if "src_" + f not in net)
+        if not missing:
+            return
+        src = net["src_tokens"]
+        rows = [utils.strip_pad(row, self.src_dict.pad()).cpu() for row in src]
+        side = self.parse_inputs(rows)
+        fields = collate_rows(side, missing, self.syntax_request.strategy_of("source"), src.size(1),
+                              self.cfg.left_pad_source, prefix="src_")
+        for name, value in fields.items():
+            net[name] = value.to(src.device)
+
+    def parse_inputs(self, src_tokens) -> SideSyntax:
+        """Parse token-id rows (BPE subwords + EOS) and align the trees to the subwords."""
+        from fairseq.data import ListDataset
+
+        from fairseq_syntax.data.subword_align import align_sentence, split_subwords
+        from fairseq_syntax.parsing import backend_options, build_parser
+
+        if self._inference_parser is None:
+            cfg = self.cfg
+            self._inference_parser = build_parser(cfg.inference_parser, **backend_options(
+                str(cfg.inference_parser), lang=cfg.inference_parser_lang or cfg.source_lang,
+                model=cfg.inference_parser_model, model_dir=cfg.inference_parser_model, pretokenized=True))
+        eos = self.src_dict.eos()
+        bpe_lines = [self.src_dict.string(t[:-1] if len(t) and int(t[-1]) == eos else t) for t in src_tokens]
+        word_lines = [" ".join(split_subwords(line)[1]) for line in bpe_lines]
+        sents = self._inference_parser.parse(word_lines)
+        self._inference_parser.check(word_lines, sents, 1, "input")
+        words, heads, labels = [], [], []
+        for k, (sent, line) in enumerate(zip(sents, bpe_lines)):
+            w, h, lab = align_sentence(sent, line, f"input sentence {k + 1}")
+            words.append(torch.tensor(w))
+            heads.append(torch.tensor(h))
+            if self.src_label_dict is not None:
+                labels.append(torch.tensor([self.src_label_dict.index(x) for x in lab]))
+        sizes = np.array([len(w) for w in words])
+        label_ds = ListDataset(labels, sizes) if self.src_label_dict is not None else None
+        return SideSyntax(ListDataset(words, sizes), ListDataset(heads, sizes), label_ds, self.src_label_dict,
+                          name=f"input parsed with {self.cfg.inference_parser}")
+
     def _adopt_saved_config(self, task_cfg):
         strategy = getattr(task_cfg, "parent_strategy", None)
         if strategy is not None and str(strategy) != "auto":
             self.syntax_request.strategy = str(strategy)
+            self.syntax_request.target_strategy = None  # an explicit strategy applies to both sides
             self._strategy_explicit = True
         for side, opt in (("source", "source_syntax"), ("target", "target_syntax")):
             val = getattr(task_cfg, opt, None)

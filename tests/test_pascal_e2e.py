@@ -1,0 +1,42 @@
+"""PASCAL and S&H presets end to end: train -> generate (beam 4) -> interactive (parsed on the fly) -> restore."""
+import os
+import re
+
+import pytest
+
+from helpers import USER_DIR, generate_cmd, run, tool, train_cmd
+from test_dbsa_e2e import SMALL
+
+
+def interactive_cmd(data_bin, checkpoint, *extra):
+    return [tool("fairseq-interactive"), data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation",
+            "--path", checkpoint, "--beam", "4", "--cpu", "-s", "src", "-t", "tgt", *extra]
+
+
+@pytest.mark.parametrize("arch,small", [
+    ("transformer_pascal", True), ("transformer_sh", True),
+    ("transformer_pascal_tiny", False), ("transformer_sh_tiny", False),
+])
+def test_preset_train_generate_interactive_restore(arch, small, data_bin, tmp_path):
+    save = str(tmp_path / "ck")
+    arch_args = ["--arch", arch] + (["--encoder-layers", "2", "--decoder-layers", "2"] + SMALL if small else [])
+    if arch == "transformer_pascal":
+        arch_args += ["--pascal-heads", "3", "--pascal-ignore-prob", "0.3"]  # 3 of 4 heads (SMALL)
+    run(train_cmd(data_bin, save, updates=3, arch=arch_args))
+    ck = os.path.join(save, "checkpoint_last.pt")
+    g = run(generate_cmd(data_bin, ck))  # the test split's own syntax files
+    assert len(re.findall(r"^H-\d+", g.stdout, flags=re.M)) == 21
+    # fairseq-interactive: tokenised input, BPE by fairseq, parsed on the fly by the CoNLL-U lookup parser
+    work = os.path.join(data_bin, "work")
+    lines = open(os.path.join(work, "test.tok.src")).read().splitlines()[:2]
+    conllu = os.path.join(os.path.dirname(data_bin), "raw", "test.src.conllu")
+    p = run(interactive_cmd(data_bin, ck, "--bpe", "subword_nmt", "--bpe-codes", os.path.join(work, "bpe.codes.joint"),
+                            "--inference-parser", "conllu", "--inference-parser-model", conllu),
+            input="\n".join(lines) + "\n")
+    assert len(re.findall(r"^H-\d+", p.stdout, flags=re.M)) == 2
+    # a sentence the lookup parser does not know: a clear error, not a silent unparsed input
+    bad = run(interactive_cmd(data_bin, ck, "--inference-parser", "conllu", "--inference-parser-model", conllu),
+              input="no such sentence\n", check=False)
+    assert bad.returncode != 0 and "test.src.conllu: no sentence with the tokens of the input" in bad.stderr
+    p2 = run(train_cmd(data_bin, save, updates=5, arch=arch_args, extra=["--restore-file", ck]))
+    assert "num_updates=5" in (p2.stdout + p2.stderr).replace(" ", "")
