@@ -42,6 +42,7 @@ setup(
             "fairseq-syntax-binarize=fairseq_syntax.cli.binarize:cli_main",
             "fairseq-syntax-prepare=fairseq_syntax.cli.prepare:cli_main",
             "fairseq-syntax-synth=fairseq_syntax.cli.synth:cli_main",
+            "fairseq-syntax-multitask=fairseq_syntax.cli.multitask:cli_main",
             "fairseq-syntax-options=fairseq_syntax.cli.options:cli_main",
             "fairseq-syntax-induce-parses=fairseq_syntax.cli.induce_parses:cli_main",
         ]

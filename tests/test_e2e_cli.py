@@ -75,7 +75,7 @@ def test_cli_data_errors_exit_cleanly(tmp_path):
 
 
 def test_help_of_every_tool():
-    for name in ("parse", "align", "binarize", "prepare", "synth"):
+    for name in ("parse", "align", "binarize", "prepare", "synth", "multitask"):
         p = run(preprocess(name) + ["--help"])
         assert "usage:" in p.stdout
     # fairseq prints --help before task options exist; our options command lists them
