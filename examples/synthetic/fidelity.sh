@@ -6,7 +6,9 @@
 #
 # MODEL is one of: transformer, dbsa, dbsa_enc, dbsa_dec, sisa (parse heads);
 # rel, dep, dep_rel (relative positions, k = l = 2); noabs, dep_noabs (no
-# absolute encoder positions: the setting of Omote et al.'s Table 3 ablation).
+# absolute encoder positions: the setting of Omote et al.'s Table 3 ablation);
+# pascal (2 of 4 heads in layer 1), sh (10-dim label embeddings), ch (a plain
+# transformer on the C&H translate + parse corpus, built by preprocess/multitask.py).
 # Models train one after another (PARALLEL=1: all at once, one core each).
 # Variables: FIDELITY_DIR [work/fidelity], UPDATES [2000], TRAIN [20000], SEED [1].
 set -euo pipefail
@@ -42,21 +44,34 @@ model_args() {
     dep) echo "--arch transformer_dep --criterion label_smoothed_cross_entropy" ;;
     dep_rel) echo "--arch transformer_dep_rel --criterion label_smoothed_cross_entropy" ;;
     noabs) echo "--arch syntax_transformer --rel-no-absolute-positions --criterion label_smoothed_cross_entropy" ;;
+    pascal) echo "--arch transformer_pascal --pascal-heads 2 --criterion label_smoothed_cross_entropy" ;;
+    sh) echo "--arch transformer_sh --criterion label_smoothed_cross_entropy" ;;
+    ch) echo "--arch transformer --criterion label_smoothed_cross_entropy" ;;
     dep_noabs) echo "--arch transformer_dep --rel-no-absolute-positions --criterion label_smoothed_cross_entropy" ;;
     *) echo "unknown model $1" >&2; exit 2 ;;
   esac
 }
 
 run_model() {
-  local m=$1
+  local m=$1 data="$DIR/data-bin"
+  if [ "$m" = ch ]; then  # C&H: its own corpus (translate + parse), same BPE settings
+    data="$DIR/ch-bin"
+    if [ ! -f "$data/dict.tgt.txt" ]; then
+      python preprocess/multitask.py -s src -t tgt --trainpref "$DIR/raw/train" --validpref "$DIR/raw/valid" \
+        --testpref "$DIR/raw/test" -o "$DIR/ch-raw" > "$DIR/multitask.log"
+      python preprocess/prepare.py -s src -t tgt --trainpref "$DIR/ch-raw/train" --validpref "$DIR/ch-raw/valid" \
+        --testpref "$DIR/ch-raw/test" --destdir "$data" --syntax none --bpe-merges 2000 --no-progress \
+        >> "$DIR/multitask.log" 2>&1
+    fi
+  fi
   # shellcheck disable=SC2046
-  fairseq-train "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
+  fairseq-train "$data" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
     $(model_args "$m") "${SIZE[@]}" --share-all-embeddings --dropout 0.1 --label-smoothing 0.1 \
     --optimizer adam --adam-betas '(0.9, 0.98)' --lr 2e-3 --lr-scheduler inverse_sqrt --warmup-updates 200 \
     --max-tokens 4096 --max-update "$UPDATES" --seed "$SEED" --cpu --num-workers 0 \
     --save-dir "$DIR/checkpoints/$m" --no-epoch-checkpoints --disable-validation \
     --log-format simple --log-interval 100 > "$DIR/train.$m.log" 2>&1
-  fairseq-generate "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
+  fairseq-generate "$data" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
     --path "$DIR/checkpoints/$m/checkpoint_last.pt" --beam 4 --batch-size 128 --remove-bpe --cpu \
     > "$DIR/gen.$m.out" 2> "$DIR/gen.$m.log"
   grep '^H-' "$DIR/gen.$m.out" | sort -t- -k2,2n | cut -f3 > "$DIR/hyp.$m.txt"
