@@ -26,8 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 SIZES = {
-    "base": dict(layers=6, dim=512, ffn=2048, heads=8, dbsa_layer=4),
-    "small": dict(layers=3, dim=128, ffn=256, heads=4, dbsa_layer=2),
+    "base": dict(layers=6, dim=512, ffn=2048, heads=8, dbsa_layer=4, pascal_heads=7),
+    "small": dict(layers=3, dim=128, ffn=256, heads=4, dbsa_layer=2, pascal_heads=2),
 }
 DECODE_STEPS = 30
 #: name -> (architecture, extra args, criterion)
@@ -41,9 +41,12 @@ MODELS = {
     # the reference form that builds the B x T x T x d pairwise tensors (what the bucket form saves)
     "transformer_dep_rel_materialised": ("transformer_dep_rel", {"rel_implementation": "materialised"},
                                          "label_smoothed_cross_entropy"),
+    "transformer_pascal": ("transformer_pascal", {}, "label_smoothed_cross_entropy"),
+    "transformer_sh": ("transformer_sh", {}, "label_smoothed_cross_entropy"),
 }
-#: collated for every batch; each model gets the net_input fields it takes
-INPUTS = ("src_depths",)
+#: collated once for every batch (parents under one strategy for all models: the cost does not depend on it);
+#: each model gets the net_input fields it takes
+INPUTS = ("src_depths", "src_parents", "src_labels")
 
 
 def build(name, task, size, device):
@@ -58,6 +61,8 @@ def build(name, task, size, device):
         encoder_attention_heads=sz["heads"], decoder_attention_heads=sz["heads"], share_all_embeddings=True,
         dropout=0.1, **extra,
     )
+    if arch == "transformer_pascal":
+        args.pascal_heads = sz["pascal_heads"]
     if arch in ("transformer_dbsa", "transformer_sisa"):
         args.dbsa_encoder_layer = sz["dbsa_layer"]
         if arch == "transformer_dbsa":
@@ -66,7 +71,7 @@ def build(name, task, size, device):
     torch.manual_seed(1)
     model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device)
     needs = model.syntax_needs() if hasattr(model, "syntax_needs") else {}
-    task.apply_model_needs(dict(needs, inputs=()))
+    task.apply_model_needs(dict(needs, inputs=(), strategy=None, target_strategy=None))
     model.benchmark_inputs = frozenset(needs.get("inputs", ()))
     criterion = CRITERION_REGISTRY[crit](task, sentence_avg=False, label_smoothing=0.1)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
@@ -78,7 +83,7 @@ def load_task(data):
 
     from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationConfig, SyntaxTranslationTask
 
-    cfg = OmegaConf.structured(SyntaxTranslationConfig(data=data, source_syntax="parents,depths",
+    cfg = OmegaConf.structured(SyntaxTranslationConfig(data=data, source_syntax="parents,depths,labels",
                                                        target_syntax="parents"))
     cfg.train_subset, cfg.dataset_impl, cfg.required_seq_len_multiple = "train", "mmap", 1
     task = SyntaxTranslationTask.setup_task(cfg)

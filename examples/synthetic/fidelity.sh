@@ -92,5 +92,5 @@ fi
 echo "== synthetic corpus, $UPDATES updates, test set (500 sentences, beam 4)"
 for m in "${MODELS[@]}"; do
   printf '%-12s sacreBLEU %s\n' "$m" "$(cat "$DIR/bleu.$m")"
-  [ -f "$DIR/uas.$m" ] && sed 's/^/             /' "$DIR/uas.$m"
+  if [ -f "$DIR/uas.$m" ]; then sed 's/^/             /' "$DIR/uas.$m"; fi
 done
