@@ -66,3 +66,38 @@ def synthetic_data_bin(root, train, valid, test, merges, seed):
                                  "--validpref", os.path.join(raw, "valid"), "--testpref", os.path.join(raw, "test"),
                                  "--destdir", out, "--bpe-merges", str(merges), "--no-progress"])
     return out
+
+
+class TensorList:
+    """An in-memory indexed dataset of 1-D long tensors (what fairseq's token/syntax datasets return)."""
+
+    def __init__(self, items):
+        import numpy as np
+        import torch
+
+        self.items = [torch.tensor(x, dtype=torch.long) for x in items]
+        self.sizes = np.array([len(x) for x in items])
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self):
+        return len(self.items)
+
+
+def tiny_model(arch, task_extra=None, **overrides):
+    """A model of a (tiny) preset, built as fairseq builds it, over a 24-symbol dictionary; eval mode."""
+    import argparse
+
+    from fairseq.data import Dictionary
+    from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+
+    import fairseq_syntax  # noqa: F401  (registers the models)
+
+    d = Dictionary()
+    for i in range(20):
+        d.add_symbol(f"w{i}")
+    args = argparse.Namespace(arch=arch, dropout=0.0, attention_dropout=0.0, share_all_embeddings=True, **overrides)
+    ARCH_CONFIG_REGISTRY[arch](args)
+    task = argparse.Namespace(source_dictionary=d, target_dictionary=d, **(task_extra or {}))
+    return ARCH_MODEL_REGISTRY[arch].build_model(args, task).eval(), d

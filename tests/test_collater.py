@@ -9,6 +9,7 @@ from fairseq_syntax.data.parent_strategies import subword_depths, subword_parent
 from fairseq_syntax.data.subword_align import align_sentence
 from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
 from fairseq_syntax.data.syntax_io import build_label_dictionary
+from helpers import TensorList
 
 SRC = [
     (["the", "dog", "barks"], [2, 3, 0], "the do@@ g bar@@ ks"),
@@ -22,18 +23,6 @@ TGT = [
     (["ein", "Fingerabdruck", "geht"], [2, 3, 0], "ein Fin@@ ger@@ ab@@ druck geht"),
     (["nein"], [0], "nein"),
 ]
-
-
-class TensorList(torch.utils.data.Dataset):
-    def __init__(self, items):
-        self.items = [torch.tensor(x, dtype=torch.long) for x in items]
-        self.sizes = np.array([len(x) for x in items])
-
-    def __getitem__(self, i):
-        return self.items[i]
-
-    def __len__(self):
-        return len(self.items)
 
 
 def build(side_data, d, tag):

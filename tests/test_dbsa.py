@@ -1,10 +1,8 @@
 """DBSA (Deguchi et al. 2019): bi-affine parse head, decoder supervision, loss, incremental decoding."""
-import argparse
 
 import numpy as np
 import pytest
 import torch
-from fairseq.data import Dictionary
 
 from fairseq_syntax.criterions.dependency_loss import parse_head_nll, supervised_positions
 from fairseq_syntax.data.conllu import sentence_from_heads
@@ -12,6 +10,7 @@ from fairseq_syntax.data.parent_strategies import subword_parents
 from fairseq_syntax.data.subword_align import align_sentence
 from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
 from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
+from helpers import tiny_model
 
 
 @pytest.mark.parametrize("bias", ["query", "key"])
@@ -94,23 +93,9 @@ def test_fully_masked_row_gives_finite_loss_and_gradient():
     assert scores.grad[0].abs().sum() == 0  # the fully masked row contributes nothing
 
 
-def _tiny_model(arch="transformer_dbsa_tiny"):
-    from fairseq.models import ARCH_MODEL_REGISTRY, ARCH_CONFIG_REGISTRY
-
-    import fairseq_syntax  # noqa: F401
-
-    d = Dictionary()
-    for i in range(20):
-        d.add_symbol(f"w{i}")
-    args = argparse.Namespace(arch=arch, dropout=0.0, attention_dropout=0.0, share_all_embeddings=True)
-    ARCH_CONFIG_REGISTRY[arch](args)
-    task = argparse.Namespace(source_dictionary=d, target_dictionary=d)
-    return ARCH_MODEL_REGISTRY[arch].build_model(args, task).eval(), d
-
-
 def test_incremental_decoding_equals_full_forward():
     torch.manual_seed(0)
-    model, d = _tiny_model()
+    model, d = tiny_model("transformer_dbsa_tiny")
     pad, eos = d.pad(), d.eos()
     src = torch.tensor([[pad, pad, 5, 6, 7, eos], [4, 5, 6, 7, 8, eos]])
     prev = torch.tensor([[eos, 9, 10, 11, 12, 13], [eos, 14, 15, 16, 17, 18]])
@@ -130,10 +115,10 @@ def test_incremental_decoding_equals_full_forward():
 
 
 def test_syntax_needs_of_presets():
-    assert _tiny_model("transformer_dbsa_tiny")[0].syntax_needs() == {
+    assert tiny_model("transformer_dbsa_tiny")[0].syntax_needs() == {
         "source": ["parents"], "target": ["parents"], "inputs": [], "strategy": "chain",
         "target_strategy": "chain"}
-    needs = _tiny_model("transformer_sisa_tiny")[0].syntax_needs()
+    needs = tiny_model("transformer_sisa_tiny")[0].syntax_needs()
     assert needs["source"] == ["parents"] and needs["target"] == [] and needs["strategy"] == "first"
 
 

@@ -3,7 +3,6 @@ import os
 import re
 import sys
 
-import pytest
 import torch
 
 from helpers import USER_DIR, generate_cmd, preprocess, run, tool, train_cmd

@@ -1,5 +1,4 @@
 """PASCAL (Bugliarello & Okazaki 2020) parent-scaled heads, parent ignoring, and the S&H label embeddings."""
-import argparse
 import math
 
 import numpy as np
@@ -14,6 +13,7 @@ from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDat
 from fairseq_syntax.data.syntax_io import build_label_dictionary
 from fairseq_syntax.modules.parent_scaled_attention import ParentScaledHeads, parent_gaussian
 from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
+from helpers import TensorList, tiny_model
 
 # unequal lengths, BPE splits (x.5 middles), different roots
 SENTS = [
@@ -21,18 +21,6 @@ SENTS = [
     (["Fingerprints", "help"], [2, 0], "Fing@@ er@@ prints help"),
     (["it", "rains", "today", "in", "Kyoto", "again"], [2, 0, 2, 5, 2, 2], "it ra@@ ins today in Ky@@ oto again"),
 ]
-
-
-class _Items(torch.utils.data.Dataset):
-    def __init__(self, items):
-        self.items = [torch.tensor(x, dtype=torch.long) for x in items]
-        self.sizes = np.array([len(x) for x in items])
-
-    def __getitem__(self, i):
-        return self.items[i]
-
-    def __len__(self):
-        return len(self.items)
 
 
 def _batch(fields=("parents",), inputs=("src_parents",)):
@@ -45,9 +33,9 @@ def _batch(fields=("parents",), inputs=("src_parents",)):
         heads.append(h)
         labels.append(lab)
     ld = build_label_dictionary([x for lab in labels for x in lab])
-    base = LanguagePairDataset(_Items(toks), np.array([len(t) for t in toks]), d, left_pad_source=True)
+    base = LanguagePairDataset(TensorList(toks), np.array([len(t) for t in toks]), d, left_pad_source=True)
     req = SyntaxRequest(strategy="middle", source=frozenset(fields), inputs=frozenset(inputs))
-    side = SideSyntax(_Items(words), _Items(heads), _Items([[ld.index(x) for x in lab] for lab in labels]), ld, "src")
+    side = SideSyntax(TensorList(words), TensorList(heads), TensorList([[ld.index(x) for x in lab] for lab in labels]), ld, "src")
     ds = SyntaxLanguagePairDataset(base, req, side)
     return ds.collater([ds[i] for i in range(len(SENTS))]), words, heads, d, ld
 
@@ -134,24 +122,10 @@ def test_parent_ignoring_rate_and_off_at_inference():
     assert torch.equal(m.weights(parents, 40), parent_gaussian(parents, 40, 1.0))
 
 
-def _tiny_model(arch, task_extra=None, **overrides):
-    from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
-
-    import fairseq_syntax  # noqa: F401
-
-    d = Dictionary()
-    for i in range(20):
-        d.add_symbol(f"w{i}")
-    args = argparse.Namespace(arch=arch, dropout=0.0, attention_dropout=0.0, share_all_embeddings=True, **overrides)
-    ARCH_CONFIG_REGISTRY[arch](args)
-    task = argparse.Namespace(source_dictionary=d, target_dictionary=d, **(task_extra or {}))
-    return ARCH_MODEL_REGISTRY[arch].build_model(args, task).eval(), d
-
-
 def test_sh_embedding_layout():
     torch.manual_seed(0)
     ld = build_label_dictionary(["nsubj", "obj", "root"])
-    model, d = _tiny_model("transformer_sh_tiny", task_extra={"src_label_dict": ld})
+    model, d = tiny_model("transformer_sh_tiny", task_extra={"src_label_dict": ld})
     assert model.syntax_needs()["inputs"] == ["src_labels"] and model.syntax_needs()["source"] == ["labels"]
     enc = model.encoder
     pad, eos = d.pad(), d.eos()
@@ -166,18 +140,18 @@ def test_sh_embedding_layout():
     assert torch.equal(emb[0, 0, 22:], torch.zeros(10))  # padding label
     assert not torch.allclose(emb[1, 0, 22:], emb[1, 1, 22:])  # obj vs nsubj
     with pytest.raises(ValueError, match="label dictionary"):
-        _tiny_model("transformer_sh_tiny")
+        tiny_model("transformer_sh_tiny")
 
 
 def test_pascal_presets_and_needs():
-    model, _ = _tiny_model("transformer_pascal_tiny")
+    model, _ = tiny_model("transformer_pascal_tiny")
     needs = model.syntax_needs()
     assert needs["inputs"] == ["src_parents"] and needs["strategy"] == "middle"
     att = model.encoder.layers[0].self_attn
     assert att.parent_scaling.num_heads == 2 and att.parent_scaling.variance == 1.0
     assert type(model.encoder.layers[1].self_attn).__name__ == "MultiheadAttention"
     # PASCAL encoder + DBSA decoder: middle parents for the source, chain for the target
-    both, _ = _tiny_model("transformer_pascal_tiny", dbsa_decoder_layer=1)
+    both, _ = tiny_model("transformer_pascal_tiny", dbsa_decoder_layer=1)
     assert both.syntax_needs()["strategy"] == "middle" and both.syntax_needs()["target_strategy"] == "chain"
     with pytest.raises(ValueError, match="one parent strategy per side"):
-        _tiny_model("transformer_pascal_tiny", dbsa_encoder_layer=1)
+        tiny_model("transformer_pascal_tiny", dbsa_encoder_layer=1)

@@ -1,5 +1,4 @@
 """Relative positions (Shaw et al. 2018; Omote et al. 2019): Table 1, buckets vs. materialised tensors."""
-import argparse
 import io
 
 import numpy as np
@@ -13,6 +12,7 @@ from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDat
 from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
 from fairseq_syntax.modules.relative_positions import RelativePositionTerms, depth_buckets, linear_buckets
 from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
+from helpers import TensorList, tiny_model
 
 # Omote et al. (2019) Fig. 2: My -> father -> bought (root); a, red -> car -> bought; . -> bought
 FIG2_CONLLU = """# text = My father bought a red car .
@@ -37,18 +37,6 @@ TABLE1 = [
 ]
 
 
-class _Items(torch.utils.data.Dataset):
-    def __init__(self, items):
-        self.items = [torch.tensor(x, dtype=torch.long) for x in items]
-        self.sizes = np.array([len(x) for x in items])
-
-    def __getitem__(self, i):
-        return self.items[i]
-
-    def __len__(self):
-        return len(self.items)
-
-
 @pytest.mark.parametrize("bpe", ["My father bought a red car .", "My fa@@ ther bou@@ g@@ ht a red car ."])
 def test_table1_relative_depths_from_conllu(bpe):
     sent = next(read_conllu(io.StringIO(FIG2_CONLLU), path="<fig2>"))
@@ -58,9 +46,9 @@ def test_table1_relative_depths_from_conllu(bpe):
     d = Dictionary()
     toks = [[d.add_symbol(f"a{i}") for i in range(len(words))] + [d.eos()],
             [d.add_symbol(f"b{i}") for i in range(len(w2))] + [d.eos()]]
-    base = LanguagePairDataset(_Items(toks), np.array([len(t) for t in toks]), d, left_pad_source=True)
+    base = LanguagePairDataset(TensorList(toks), np.array([len(t) for t in toks]), d, left_pad_source=True)
     ds = SyntaxLanguagePairDataset(base, SyntaxRequest(source=frozenset({"depths"}), inputs=frozenset({"src_depths"})),
-                                   SideSyntax(_Items([words, w2]), _Items([heads, h2]), name="src"))
+                                   SideSyntax(TensorList([words, w2]), TensorList([heads, h2]), name="src"))
     batch = ds.collater([ds[0], ds[1]])
     row = batch["id"].tolist().index(0)
     depths = batch["net_input"]["src_depths"]
@@ -101,6 +89,16 @@ def _naive(att, x, depths, pad_mask):
     q = att.q_proj(x).view(T, B, H, d)
     k = att.k_proj(x).view(T, B, H, d)
     v = att.v_proj(x).view(T, B, H, d)
+
+    def plus_relative(vec, table_name, b, i, j):  # vec + a_ij (+ b_ij): one clipped vector per kind
+        for kind, terms in att.relative.items():
+            table = getattr(terms, table_name)
+            if table is not None:
+                dist = j - i if kind == "linear" else int(depths[b, j] - depths[b, i])
+                c = terms.max_distance
+                vec = vec + table[max(-c, min(c, dist)) + c]
+        return vec
+
     out = torch.zeros(T, B, H, d)
     probs = torch.zeros(B, H, T, T)
     for b in range(B):
@@ -108,25 +106,12 @@ def _naive(att, x, depths, pad_mask):
             e = torch.empty(T, T)
             for i in range(T):
                 for j in range(T):
-                    kk = k[j, b, h].clone()
-                    for kind, terms in att.relative.items():
-                        dist = j - i if kind == "linear" else int(depths[b, j] - depths[b, i])
-                        c = terms.max_distance
-                        if terms.key_table is not None:
-                            kk = kk + terms.key_table[max(-c, min(c, dist)) + c]
-                    e[i, j] = q[i, b, h] @ kk / d ** 0.5
-            e = e.masked_fill(pad_mask[b].view(1, T), float("-inf"))
-            a = e.softmax(-1)
+                    e[i, j] = q[i, b, h] @ plus_relative(k[j, b, h], "key_table", b, i, j) / d ** 0.5
+            a = e.masked_fill(pad_mask[b].view(1, T), float("-inf")).softmax(-1)
             probs[b, h] = a
             for i in range(T):
                 for j in range(T):
-                    vv = v[j, b, h].clone()
-                    for kind, terms in att.relative.items():
-                        dist = j - i if kind == "linear" else int(depths[b, j] - depths[b, i])
-                        c = terms.max_distance
-                        if terms.value_table is not None:
-                            vv = vv + terms.value_table[max(-c, min(c, dist)) + c]
-                    out[i, b, h] += a[i, j] * vv
+                    out[i, b, h] += a[i, j] * plus_relative(v[j, b, h], "value_table", b, i, j)
     return att.out_proj(out.reshape(T, B, C)), probs
 
 
@@ -214,43 +199,29 @@ def test_dependency_terms_without_depths_fail_clearly():
         att(x, x, x, key_padding_mask=pad_mask)
 
 
-def _tiny_model(arch, **overrides):
-    from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
-
-    import fairseq_syntax  # noqa: F401
-
-    d = Dictionary()
-    for i in range(20):
-        d.add_symbol(f"w{i}")
-    args = argparse.Namespace(arch=arch, dropout=0.0, attention_dropout=0.0, share_all_embeddings=True, **overrides)
-    ARCH_CONFIG_REGISTRY[arch](args)
-    task = argparse.Namespace(source_dictionary=d, target_dictionary=d)
-    return ARCH_MODEL_REGISTRY[arch].build_model(args, task).eval(), d
-
-
 def test_presets_layers_and_needs():
     from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
 
-    rel, _ = _tiny_model("transformer_rel_tiny")
+    rel, _ = tiny_model("transformer_rel_tiny")
     assert all(set(layer.self_attn.relative) == {"linear"} for layer in rel.encoder.layers)
     assert rel.syntax_needs()["inputs"] == [] and rel.syntax_needs()["source"] == []
-    dep, _ = _tiny_model("transformer_dep_tiny")
+    dep, _ = tiny_model("transformer_dep_tiny")
     assert dep.syntax_needs()["source"] == ["depths"] and dep.syntax_needs()["inputs"] == ["src_depths"]
-    both, _ = _tiny_model("transformer_dep_rel_tiny", rel_encoder_layers="2", rel_dep_terms="key")
+    both, _ = tiny_model("transformer_dep_rel_tiny", rel_encoder_layers="2", rel_dep_terms="key")
     assert type(both.encoder.layers[0]) is TransformerEncoderLayerBase  # no mechanism: fairseq's layer
     terms = both.encoder.layers[1].self_attn.relative
     assert set(terms) == {"linear", "dependency"} and terms["dependency"].value_table is None
     assert terms["linear"].max_distance == 2 and terms["dependency"].max_distance == 2
     assert all(type(layer.self_attn).__name__ == "MultiheadAttention" for layer in both.decoder.layers)
-    noabs, _ = _tiny_model("transformer_rel_tiny", rel_no_absolute_positions=True)
+    noabs, _ = tiny_model("transformer_rel_tiny", rel_no_absolute_positions=True)
     assert noabs.encoder.embed_positions is None and noabs.decoder.embed_positions is not None
     with pytest.raises(ValueError, match="out of range"):
-        _tiny_model("transformer_rel_tiny", rel_encoder_layers="3")
+        tiny_model("transformer_rel_tiny", rel_encoder_layers="3")
 
 
 def test_model_uses_the_depths():
     torch.manual_seed(0)
-    model, d = _tiny_model("transformer_dep_rel_tiny")
+    model, d = tiny_model("transformer_dep_rel_tiny")
     pad, eos = d.pad(), d.eos()
     src = torch.tensor([[pad, pad, 5, 6, 7, eos], [4, 5, 6, 7, 8, eos]])
     prev = torch.tensor([[eos, 9, 10], [eos, 14, 15]])
