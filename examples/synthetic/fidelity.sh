@@ -8,7 +8,9 @@
 # rel, dep, dep_rel (relative positions, k = l = 2); noabs, dep_noabs (no
 # absolute encoder positions: the setting of Omote et al.'s Table 3 ablation);
 # pascal (2 of 4 heads in layer 1), sh (10-dim label embeddings), ch (a plain
-# transformer on the C&H translate + parse corpus, built by preprocess/multitask.py).
+# transformer on the C&H translate + parse corpus, built by preprocess/multitask.py);
+# syncattn (parse heads in layer 1, C from decoder layer 3, lambda_dep 0.5,
+# lambda_sync 0.5) and dbsa_l1 (its DBSA baseline: the same heads and lambda_dep).
 # Models train one after another (PARALLEL=1: all at once, one core each).
 # Variables: FIDELITY_DIR [work/fidelity], UPDATES [2000], TRAIN [20000], SEED [1].
 set -euo pipefail
@@ -47,6 +49,9 @@ model_args() {
     pascal) echo "--arch transformer_pascal --pascal-heads 2 --criterion label_smoothed_cross_entropy" ;;
     sh) echo "--arch transformer_sh --criterion label_smoothed_cross_entropy" ;;
     ch) echo "--arch transformer --criterion label_smoothed_cross_entropy" ;;
+    syncattn) echo "--arch transformer_syncattn --sync-layer 3 --criterion label_smoothed_cross_entropy_with_sync" ;;
+    dbsa_l1) echo "--arch transformer_dbsa --dbsa-encoder-layer 1 --dbsa-decoder-layer 1 ${DEP[*]} \
+      --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5" ;;
     dep_noabs) echo "--arch transformer_dep --rel-no-absolute-positions --criterion label_smoothed_cross_entropy" ;;
     *) echo "unknown model $1" >&2; exit 2 ;;
   esac
@@ -77,7 +82,7 @@ run_model() {
   grep '^H-' "$DIR/gen.$m.out" | sort -t- -k2,2n | cut -f3 > "$DIR/hyp.$m.txt"
   grep '^T-' "$DIR/gen.$m.out" | sort -t- -k2,2n | cut -f2 > "$DIR/ref.txt.$m"
   sacrebleu "$DIR/ref.txt.$m" -i "$DIR/hyp.$m.txt" -m bleu -b -w 2 > "$DIR/bleu.$m"
-  if [[ "$m" == dbsa* || "$m" == sisa ]]; then  # models with parse heads
+  if [[ "$m" == dbsa* || "$m" == sisa || "$m" == syncattn ]]; then  # models with parse heads
     python -m fairseq_syntax.cli.induce_parses "$DIR/data-bin" --path "$DIR/checkpoints/$m/checkpoint_last.pt" \
       --split test --output-prefix "$DIR/induced/$m" --cpu 2>/dev/null | grep '^UAS' > "$DIR/uas.$m" || true
   fi

@@ -14,9 +14,9 @@ the ratio of supervised to target tokens per worker. Logged values are exact
 under DDP: every term is logged as a sum with its own count and reduced as
 sum / count.
 """
+import math
 from dataclasses import dataclass, field
 
-import torch
 from fairseq import metrics, utils
 from fairseq.criterions import register_criterion
 from fairseq.criterions.label_smoothed_cross_entropy import (
@@ -47,14 +47,21 @@ class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropy
         self.lambda_enc = dependency_lambda_enc
         self.lambda_dec = dependency_lambda_dec
 
+    #: logged terms: name -> (count key, divisor of sum / count); NLL terms are logged in base 2
+    LOGGED_TERMS = {"dep_enc": ("dep_enc_tokens", 2.0), "dep_dec": ("dep_dec_tokens", 2.0)}
+
+    def model_output(self, model, sample):
+        """The model's forward on the batch (a subclass may ask it for more, e.g. attention maps)."""
+        return model(**sample["net_input"])
+
     def dependency_terms(self, net_output, sample):
         """[(name, lambda, nll_sum, n_supervised)] for the parse heads the model has."""
         extra = net_output[1]
         syntax = sample.get("syntax", {})
         terms = []
         for name, key, side, lam, causal in (
-            ("enc", "encoder_parse_attn", "src", self.lambda_enc, False),
-            ("dec", "parse_attn", "tgt", self.lambda_dec, True),
+            ("dep_enc", "encoder_parse_attn", "src", self.lambda_enc, False),
+            ("dep_dec", "parse_attn", "tgt", self.lambda_dec, True),
         ):
             if not extra.get(key):
                 continue
@@ -71,8 +78,12 @@ class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropy
             terms.append((name, lam, nll, n))
         return terms
 
+    def auxiliary_terms(self, model, net_output, sample):
+        """[(name, lambda, sum, count)]: each term enters the loss as lambda * sum / count per target token."""
+        return self.dependency_terms(net_output, sample)
+
     def forward(self, model, sample, reduce=True):
-        net_output = model(**sample["net_input"])
+        net_output = self.model_output(model, sample)
         loss, nll_loss = self.compute_loss(model, net_output, sample, reduce=reduce)
         sample_size = sample["target"].size(0) if self.sentence_avg else sample["ntokens"]
         logging_output = {
@@ -82,11 +93,11 @@ class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropy
             "nsentences": sample["target"].size(0),
             "sample_size": sample_size,
         }
-        for name, lam, nll, n in self.dependency_terms(net_output, sample):
+        for name, lam, total, n in self.auxiliary_terms(model, net_output, sample):
             if lam > 0:
-                loss = loss + lam * nll * (sample_size / n.clamp_min(1))
-            logging_output[f"dep_{name}_loss"] = nll.data
-            logging_output[f"dep_{name}_tokens"] = n.data
+                loss = loss + lam * total * (sample_size / n.clamp_min(1))
+            logging_output[f"{name}_loss"] = total.data
+            logging_output[self.LOGGED_TERMS[name][0]] = n.data
         logging_output["loss"] = loss.data
         if self.report_accuracy:
             n_correct, total = self.compute_accuracy(model, net_output, sample)
@@ -97,9 +108,9 @@ class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropy
     @classmethod
     def reduce_metrics(cls, logging_outputs) -> None:
         super().reduce_metrics(logging_outputs)
-        for name in ("enc", "dec"):
-            n = sum(log.get(f"dep_{name}_tokens", 0) for log in logging_outputs)
+        for name, (count_key, log_base) in cls.LOGGED_TERMS.items():
+            n = sum(log.get(count_key, 0) for log in logging_outputs)
             if n:
-                s = sum(log.get(f"dep_{name}_loss", 0) for log in logging_outputs)
-                metrics.log_scalar(f"dep_{name}_loss", float(s) / float(n) / torch.log(torch.tensor(2.0)).item(),
-                                   float(n), round=3)
+                s = sum(log.get(f"{name}_loss", 0) for log in logging_outputs)
+                scale = math.log(log_base) if log_base else 1.0
+                metrics.log_scalar(f"{name}_loss", float(s) / float(n) / scale, float(n), round=3)

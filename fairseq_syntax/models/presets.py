@@ -27,6 +27,8 @@ def _syntax_defaults(args):
     args.pascal_variance = getattr(args, "pascal_variance", 1.0)
     args.pascal_ignore_prob = getattr(args, "pascal_ignore_prob", 0.0)
     args.label_embed_dim = getattr(args, "label_embed_dim", 0)
+    args.sync_layer = getattr(args, "sync_layer", 0)
+    args.sync_heads = getattr(args, "sync_heads", 0)
 
 
 def _tiny(args):
@@ -168,4 +170,24 @@ def transformer_sh(args):
 @register_model_architecture("syntax_transformer", "transformer_sh_tiny")
 def transformer_sh_tiny(args):
     args.label_embed_dim = getattr(args, "label_embed_dim", 10)
+    syntax_transformer_tiny(args)
+
+
+# --- SyncAttn (Deguchi et al. 2021): parse heads in encoder and decoder layer l_dep = 1, C from decoder
+# layer l_sync = 5 (train with label_smoothed_cross_entropy_with_sync: lambda_dep 0.5, lambda_sync per dataset)
+def _syncattn(args, sync_layer):
+    args.dbsa_encoder_layer = getattr(args, "dbsa_encoder_layer", 1)
+    args.dbsa_decoder_layer = getattr(args, "dbsa_decoder_layer", 1)
+    args.sync_layer = getattr(args, "sync_layer", sync_layer)
+
+
+@register_model_architecture("syntax_transformer", "transformer_syncattn")
+def transformer_syncattn(args):
+    _syncattn(args, 5)
+    syntax_transformer(args)
+
+
+@register_model_architecture("syntax_transformer", "transformer_syncattn_tiny")
+def transformer_syncattn_tiny(args):
+    _syncattn(args, 2)
     syntax_transformer_tiny(args)

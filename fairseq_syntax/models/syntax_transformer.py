@@ -22,6 +22,12 @@ Mechanisms (each a switch; they compose, also within one layer):
   their scores by a Gaussian around each token's parent (``middle`` parents),
   see :mod:`fairseq_syntax.modules.parent_scaled_attention`. Needs the source
   parse at inference (``src_parents``).
+* SyncAttn, synchronous syntactic attention (Deguchi et al. 2021): DBSA
+  parse heads on both sides plus, in the criterion
+  ``label_smoothed_cross_entropy_with_sync``, a loss that ties the encoder's
+  parse attention, mapped through the encoder-decoder attention of decoder
+  layer ``--sync-layer``, to the decoder's (see
+  :mod:`fairseq_syntax.criterions.sync_loss`). No parse at inference.
 * S&H dependency-label embeddings (Sennrich & Haddow 2016, as in Bugliarello
   & Okazaki 2020): each source token's label, embedded in
   ``--label-embed-dim`` dimensions, replaces the last dimensions of its token
@@ -130,6 +136,18 @@ class SyntaxTransformerConfig(FairseqDataclass):
         metadata={"help": "S&H baseline (Sennrich & Haddow 2016): embed each source token's dependency label in "
                   "this many dimensions, replacing the last dimensions of its token embedding (the paper: "
                   "10); 0 = off. Needs the source parse and dict.SRC.labels.txt"},
+    )
+    sync_layer: int = field(
+        default=0,
+        metadata={"help": "SyncAttn (Deguchi et al. 2021): 1-based decoder layer l_sync whose encoder-decoder "
+                  "attention C maps the encoder parse attention into the target (Eq. 7; the paper: 5); 0 = off. "
+                  "Needs --dbsa-encoder-layer and --dbsa-decoder-layer, and the criterion "
+                  "label_smoothed_cross_entropy_with_sync"},
+    )
+    sync_heads: int = field(
+        default=0,
+        metadata={"help": "SyncAttn: C is the average of the first N cross-attention heads of layer l_sync; "
+                  "0 (default) = all heads"},
     )
     rel_implementation: ChoiceEnum(IMPLEMENTATIONS) = field(
         default="buckets",
@@ -333,6 +351,21 @@ class SyntaxTransformerModel(TransformerModel):
     def build_decoder(cls, args, tgt_dict, embed_tokens):
         return SyntaxTransformerDecoder(args, tgt_dict, embed_tokens,
                                         no_encoder_attn=getattr(args, "no_cross_attention", False))
+
+    def __init__(self, args, encoder, decoder):
+        super().__init__(args, encoder, decoder)
+        self.sync_layer = int(getattr(args, "sync_layer", 0) or 0)
+        self.sync_heads = int(getattr(args, "sync_heads", 0) or 0)
+        if self.sync_layer:
+            if not (encoder.dbsa_layer and decoder.dbsa_layer):
+                raise ValueError("--sync-layer needs parse heads on both sides (--dbsa-encoder-layer and "
+                                 "--dbsa-decoder-layer)")
+            if self.sync_layer > len(decoder.layers) or getattr(args, "no_cross_attention", False):
+                raise ValueError(f"--sync-layer {self.sync_layer}: the decoder has {len(decoder.layers)} layers "
+                                 "with encoder-decoder attention")
+            heads = args.decoder_attention_heads
+            if not 0 <= self.sync_heads <= heads:
+                raise ValueError(f"--sync-heads {self.sync_heads} but decoder layers have {heads} heads")
 
     @classmethod
     def build_model(cls, args, task):
