@@ -26,8 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 SIZES = {
-    "base": dict(layers=6, dim=512, ffn=2048, heads=8, dbsa_layer=4, pascal_heads=7),
-    "small": dict(layers=3, dim=128, ffn=256, heads=4, dbsa_layer=2, pascal_heads=2),
+    "base": dict(layers=6, dim=512, ffn=2048, heads=8, dbsa_layer=4, pascal_heads=7, sync_layer=5),
+    "small": dict(layers=3, dim=128, ffn=256, heads=4, dbsa_layer=2, pascal_heads=2, sync_layer=2),
 }
 DECODE_STEPS = 30
 #: name -> (architecture, extra args, criterion)
@@ -43,6 +43,7 @@ MODELS = {
                                          "label_smoothed_cross_entropy"),
     "transformer_pascal": ("transformer_pascal", {}, "label_smoothed_cross_entropy"),
     "transformer_sh": ("transformer_sh", {}, "label_smoothed_cross_entropy"),
+    "transformer_syncattn": ("transformer_syncattn", {}, "label_smoothed_cross_entropy_with_sync"),
 }
 #: collated once for every batch (parents under one strategy for all models: the cost does not depend on it);
 #: each model gets the net_input fields it takes
@@ -63,6 +64,8 @@ def build(name, task, size, device):
     )
     if arch == "transformer_pascal":
         args.pascal_heads = sz["pascal_heads"]
+    if arch == "transformer_syncattn":
+        args.sync_layer = sz["sync_layer"]
     if arch in ("transformer_dbsa", "transformer_sisa"):
         args.dbsa_encoder_layer = sz["dbsa_layer"]
         if arch == "transformer_dbsa":
