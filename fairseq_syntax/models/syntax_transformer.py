@@ -171,12 +171,14 @@ class AttentionSpec:
 
     def build(self, embed_dim: int, num_heads: int, dropout: float) -> SyntaxSelfAttention:
         head_dim = embed_dim // num_heads
-        parse_head = BiaffineParseHead(head_dim, self.parse_bias) if self.parse_bias is not None else None
         relative = {kind: RelativePositionTerms(head_dim, clip, keys, values, self.implementation)
                     for kind, (clip, keys, values) in self.relative.items()}
         pascal = ParentScaledHeads(*self.pascal) if self.pascal is not None else None
-        return SyntaxSelfAttention(embed_dim, num_heads, dropout=dropout, parse_head=parse_head, relative=relative,
-                                   parent_scaling=pascal)
+        attention = SyntaxSelfAttention(embed_dim, num_heads, dropout=dropout, relative=relative,
+                                        parent_scaling=pascal)
+        if self.parse_bias is not None:  # built after the projections (same initialisation as plain DBSA)
+            attention.attach_parse_head(BiaffineParseHead(head_dim, self.parse_bias))
+        return attention
 
 
 def _syntax_layer_cls(base):

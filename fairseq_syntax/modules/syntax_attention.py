@@ -52,20 +52,33 @@ class SyntaxSelfAttention(MultiheadAttention):
         parent_scaling: Optional[ParentScaledHeads] = None,
     ):
         super().__init__(embed_dim, num_heads, dropout=dropout, self_attention=True)
-        if parse_head is not None and num_heads < 2:
-            raise ValueError("dependency-based self-attention replaces one of at least two heads")
         relative = dict(relative or {})
         unknown = set(relative) - set(RELATIVE_KINDS)
         if unknown:
             raise ValueError(f"unknown relative position kind(s) {sorted(unknown)}; known: {RELATIVE_KINDS}")
-        if parent_scaling is not None and parent_scaling.num_heads > num_heads - (parse_head is not None):
-            raise ValueError(f"{parent_scaling.num_heads} parent-scaled heads, but the layer has {num_heads} heads"
-                             + (" (one of them the parse head)" if parse_head is not None else ""))
-        self.parse_head = parse_head
         self.relative = nn.ModuleDict(relative)
         self.parent_scaling = parent_scaling
+        self.parse_head: Optional[nn.Module] = None
         self.syntax_inputs: Dict[str, Tensor] = {}
         self.last_parse_probs: Optional[Tensor] = None
+        if parse_head is not None:
+            self.attach_parse_head(parse_head)
+        self._check_heads()
+
+    def attach_parse_head(self, parse_head: nn.Module) -> None:
+        """Make the last head the parse head (after construction: the random stream of the projections'
+        initialisation is then the same as without it)."""
+        if self.num_heads < 2:
+            raise ValueError("dependency-based self-attention replaces one of at least two heads")
+        self.parse_head = parse_head
+        self._check_heads()
+
+    def _check_heads(self):
+        if self.parent_scaling is not None and self.parent_scaling.num_heads > self.num_heads - (
+            self.parse_head is not None
+        ):
+            raise ValueError(f"{self.parent_scaling.num_heads} parent-scaled heads, but the layer has "
+                             f"{self.num_heads} heads" + (" (one of them the parse head)" if self.parse_head is not None else ""))
 
     def _buckets(self, kind: str, terms: RelativePositionTerms, tgt_len: int, src_len: int, device) -> Tensor:
         if kind == "linear":
