@@ -1,10 +1,12 @@
 """The syntax_translation task: loading, validation against tokens, saved config, model needs."""
+import io
 import os
 import shutil
 
 import pytest
 from omegaconf import OmegaConf
 
+from fairseq_syntax.data.conllu import read_conllu as read_conllu_file
 from fairseq_syntax.data.syntax_io import write_mmap
 from fairseq_syntax.errors import SyntaxDataError
 from helpers import synthetic_data_bin
@@ -133,3 +135,62 @@ def test_parsing_on_the_fly_equals_the_collated_syntax(small_bin, strategy):
     task._inference_parser = None
     task.cfg.inference_parser_model = "/nonexistent.conllu"
     task.add_missing_source_inputs(batch)
+
+
+def _collated_without_syntax_inputs(task):
+    task.load_dataset("test")
+    ds = task.dataset("test")
+    batch = ds.collater([ds[i] for i in (0, 3, 5, 7)])
+    return batch, {"net_input": {k: batch["net_input"][k] for k in ("src_tokens", "src_lengths")}}
+
+
+def test_parsing_on_the_fly_through_the_stanza_adapter(small_bin):
+    """The default backend's code path (stanza Documents -> Sentences) at inference, with Documents from CoNLL-U."""
+    import torch
+    from stanza.utils.conll import CoNLL
+
+    from fairseq_syntax.data.conllu import write_conllu
+    from fairseq_syntax.parsing.stanza_backend import StanzaParser
+
+    gold = {tuple(s.tokens): s for s in read_conllu_file(os.path.join(os.path.dirname(small_bin), "raw",
+                                                                      "test.src.conllu"))}
+    calls = []
+
+    def pipeline(token_lists):  # what stanza.Pipeline(tokenize_pretokenized=True) is called with
+        calls.append(token_lists)
+        buf = io.StringIO()
+        write_conllu([gold[tuple(t)] for t in token_lists], buf)
+        return CoNLL.conll2doc(input_str=buf.getvalue())
+
+    task = make_task(small_bin)
+    task.apply_model_needs({"source": ["parents", "labels"], "strategy": "middle",
+                            "inputs": ["src_parents", "src_labels"]})
+    batch, sample = _collated_without_syntax_inputs(task)
+    task._inference_parser = StanzaParser(pipeline=pipeline, pretokenized=True)
+    task.add_missing_source_inputs(sample)
+    assert len(calls) == 1 and len(calls[0]) == 4  # one parser call per batch, token lists
+    for name in ("src_parents", "src_labels"):
+        assert torch.equal(sample["net_input"][name], batch["net_input"][name]), name
+
+
+def test_parsing_on_the_fly_with_a_real_parser(small_bin):
+    """UDPipe 1 (offline here) parses the batch; the inputs are well-formed trees in batch coordinates."""
+    import importlib.util
+
+    from conftest import require_shared
+
+    if importlib.util.find_spec("ufal") is None:
+        pytest.skip("ufal.udpipe is not installed")
+    model = require_shared("models", "en_ewt_udpipe_small.udpipe")
+    task = make_task(small_bin, inference_parser="udpipe", inference_parser_model=model)
+    task.apply_model_needs({"source": ["parents", "depths"], "strategy": "first",
+                            "inputs": ["src_parents", "src_depths"]})
+    batch, sample = _collated_without_syntax_inputs(task)
+    task.add_missing_source_inputs(sample)
+    parents, tokens = sample["net_input"]["src_parents"], sample["net_input"]["src_tokens"]
+    assert parents.shape == tokens.shape
+    real = tokens.ne(task.src_dict.pad())
+    assert (parents[~real] == -1).all() and (parents[real] >= 0).all()
+    pad = (~real).sum(1)
+    assert ((parents[real] >= pad.repeat_interleave(real.sum(1))) & (parents[real] < tokens.size(1))).all()
+    assert (parents[:, -1] == tokens.size(1) - 1).all()  # EOS is its own parent
