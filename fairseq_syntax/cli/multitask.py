@@ -34,6 +34,7 @@ def get_parser():
     p.add_argument("--units", choices=["surface", "words"], default="surface",
                    help="source text: surface tokens (default) or syntactic words, as in prepare.py")
     p.add_argument("--seed", type=int, default=1, help="shuffling seed (default 1)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
 
@@ -47,8 +48,10 @@ def _target_lines(pref, lang, units):
         return [" ".join(line.split()) for line in f]
 
 
-def build_split(pref, src, tgt, units, translate_tag, parse_tag, with_parse):
+def build_split(pref, src, tgt, units, translate_tag, parse_tag, with_parse, progress=False):
     """(source lines, target lines) of one split."""
+    from tqdm import tqdm
+
     from fairseq_syntax.data.conllu import read_conllu
     from fairseq_syntax.data.linearize import linearize_tree
     from fairseq_syntax.data.tree import token_tree, word_depths
@@ -61,7 +64,8 @@ def build_split(pref, src, tgt, units, translate_tag, parse_tag, with_parse):
         raise SyntaxDataError(f"{pref}.{tgt}", f"{len(targets)} target lines but {len(sents)} source sentences "
                               f"in {conllu}")
     out_src, out_tgt = [], []
-    for k, (s, t) in enumerate(zip(sents, targets)):
+    pairs = tqdm(zip(sents, targets), total=len(sents), desc=f"multitask {pref}", unit="sent", disable=not progress)
+    for k, (s, t) in enumerate(pairs):
         if not t.strip():
             raise SyntaxDataError(f"{pref}.{tgt}:{k + 1}", "empty line: every line must hold one sentence")
         text = " ".join(s.tokens if units == "surface" else s.words)
@@ -85,7 +89,7 @@ def main(argv=None):
         if pref is None:
             continue
         src, tgt = build_split(pref, args.source_lang, args.target_lang, args.units, args.translate_tag,
-                               args.parse_tag, with_parse=split == "train")
+                               args.parse_tag, with_parse=split == "train", progress=not args.no_progress)
         if split == "train":
             order = list(range(len(src)))
             random.Random(args.seed).shuffle(order)
