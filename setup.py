@@ -45,6 +45,7 @@ setup(
             "fairseq-syntax-multitask=fairseq_syntax.cli.multitask:cli_main",
             "fairseq-syntax-options=fairseq_syntax.cli.options:cli_main",
             "fairseq-syntax-induce-parses=fairseq_syntax.cli.induce_parses:cli_main",
+            "fairseq-syntax-evaluate=fairseq_syntax.cli.evaluate:cli_main",
         ]
     },
 )

@@ -1,0 +1,149 @@
+"""Score translations: sacreBLEU (with its signature), chrF, paired bootstrap, BLEU by source length.
+
+    fairseq-syntax-evaluate --hyp sys.txt --ref ref.txt [--baseline base.txt] [--source src.txt] [--json out.json]
+
+* BLEU and chrF are sacreBLEU's metrics (``sacrebleu.metrics``), so scores and
+  signatures are those of the ``sacrebleu`` command on the same files.
+* ``--baseline``: sacreBLEU's paired bootstrap resampling
+  (``sacrebleu.significance.PairedTest``, ``--paired-bs`` on its command line;
+  seed 12345 unless SACREBLEU_SEED is set) of the system against the
+  baseline, for BLEU and chrF: p-values, means and 95% confidence intervals.
+* BLEU by source length (Bugliarello & Okazaki 2020, Fig. 3): sentences are
+  grouped by the number of whitespace tokens of ``--source`` (else of the
+  reference) into the buckets given by ``--length-buckets``, and each group
+  is scored as a corpus.
+"""
+import argparse
+import json
+from typing import Dict, List, Optional, Sequence
+
+from fairseq_syntax.cli import run
+from fairseq_syntax.errors import SyntaxDataError
+
+
+def get_parser():
+    p = argparse.ArgumentParser(prog="fairseq-syntax-evaluate", description=__doc__.split("\n\n")[0])
+    p.add_argument("--hyp", required=True, help="system translations, one per line (detokenised as the reference)")
+    p.add_argument("--ref", required=True, help="references, one per line")
+    p.add_argument("--baseline", default=None, help="a baseline system's translations: paired bootstrap test")
+    p.add_argument("--source", default=None, help="source sentences (tokenised) for the length buckets")
+    p.add_argument("--tokenize", default=None,
+                   help="sacreBLEU tokenizer (default: sacreBLEU's, 13a; e.g. 'ja-mecab' or 'char' for Japanese)")
+    p.add_argument("--length-buckets", default="10,20,30,40,50",
+                   help="upper bounds of the source-length buckets (default 10,20,30,40,50; longer = last bucket)")
+    p.add_argument("--bootstrap-samples", type=int, default=1000, help="paired bootstrap resamples (default 1000)")
+    p.add_argument("--json", default=None, help="also write the results as JSON to this file")
+    return p
+
+
+def read_lines(path: str) -> List[str]:
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+def _same_length(named: Dict[str, List[str]]):
+    sizes = {name: len(lines) for name, lines in named.items()}
+    if len(set(sizes.values())) > 1:
+        first = next(iter(named))
+        for name, n in sizes.items():
+            if n != sizes[first]:
+                raise SyntaxDataError(name, f"{n} lines but {first} has {sizes[first]}")
+
+
+def _bleu(tokenize: Optional[str]):
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(tokenize=tokenize) if tokenize else BLEU()
+
+
+def length_buckets(lengths: Sequence[int], bounds: Sequence[int]) -> List[tuple]:
+    """[(label, [sentence indices])] for bounds b1 < b2 < ...: (0,b1], (b1,b2], ..., >bn; empty ones dropped."""
+    edges = [0] + list(bounds)
+    out = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        out.append((f"{lo + 1}-{hi}", [i for i, n in enumerate(lengths) if lo < n <= hi]))
+    out.append((f">{edges[-1]}", [i for i, n in enumerate(lengths) if n > edges[-1]]))
+    return [(label, idx) for label, idx in out if idx]
+
+
+def evaluate(hyp: List[str], ref: List[str], baseline: Optional[List[str]] = None, source: Optional[List[str]] = None,
+             tokenize: Optional[str] = None, bounds: Sequence[int] = (10, 20, 30, 40, 50),
+             bootstrap_samples: int = 1000) -> dict:
+    from sacrebleu.metrics import CHRF
+
+    bleu, chrf = _bleu(tokenize), CHRF()
+    result = {
+        "bleu": bleu.corpus_score(hyp, [ref]).score,
+        "bleu_signature": str(bleu.get_signature()),
+        "chrf": chrf.corpus_score(hyp, [ref]).score,
+        "chrf_signature": str(chrf.get_signature()),
+        "sentences": len(hyp),
+    }
+    systems = {"system": hyp}
+    if baseline is not None:
+        from sacrebleu.significance import PairedTest
+
+        test = PairedTest([("baseline", baseline), ("system", hyp)], {"BLEU": _bleu(tokenize), "chrF": CHRF()},
+                          [ref], test_type="bs", n_samples=bootstrap_samples)
+        _, res = test()
+        result["baseline_bleu"] = _bleu(tokenize).corpus_score(baseline, [ref]).score
+        result["bootstrap"] = {
+            metric: {name: {"score": float(r.score), "mean": float(r.mean), "ci95": float(r.ci),
+                            "p_value": None if r.p_value is None else float(r.p_value)}
+                     for name, r in zip(res["System"], res[key])}
+            for metric, key in (("bleu", "BLEU"), ("chrf", "chrF2"))
+        }
+        systems["baseline"] = baseline
+    lengths = [len(s.split()) for s in (source if source is not None else ref)]
+    result["length_basis"] = "source" if source is not None else "reference"
+    result["by_length"] = [
+        dict(bucket=label, sentences=len(idx),
+             **{name: _bleu(tokenize).corpus_score([lines[i] for i in idx], [[ref[i] for i in idx]]).score
+                for name, lines in systems.items()})
+        for label, idx in length_buckets(lengths, bounds)
+    ]
+    return result
+
+
+def format_report(r: dict) -> str:
+    lines = [f"BLEU {r['bleu']:.2f}   ({r['bleu_signature']})", f"chrF {r['chrf']:.2f}   ({r['chrf_signature']})"]
+    if "bootstrap" in r:
+        for metric in ("bleu", "chrf"):
+            b = r["bootstrap"][metric]
+            lines.append(f"paired bootstrap {metric}: system {b['system']['mean']:.2f} +- {b['system']['ci95']:.2f} "
+                         f"vs baseline {b['baseline']['mean']:.2f} +- {b['baseline']['ci95']:.2f}, "
+                         f"p = {b['system']['p_value']:.4f}")
+    names = [n for n in ("system", "baseline") if n in r["by_length"][0]] if r["by_length"] else []
+    lines.append(f"BLEU by {r['length_basis']} length:")
+    lines.append("  bucket     sentences  " + "  ".join(f"{n:>8}" for n in names))
+    for row in r["by_length"]:
+        lines.append(f"  {row['bucket']:<10} {row['sentences']:>9}  " + "  ".join(f"{row[n]:8.2f}" for n in names))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    args = get_parser().parse_args(argv)
+    named = {args.hyp: read_lines(args.hyp), args.ref: read_lines(args.ref)}
+    for extra in (args.baseline, args.source):
+        if extra:
+            named[extra] = read_lines(extra)
+    _same_length(named)
+    try:
+        bounds = sorted(int(x) for x in args.length_buckets.split(",") if x.strip())
+    except ValueError:
+        raise SyntaxDataError("--length-buckets", f"not a comma list of integers: {args.length_buckets!r}") from None
+    r = evaluate(named[args.hyp], named[args.ref], named.get(args.baseline), named.get(args.source), args.tokenize,
+                 bounds, args.bootstrap_samples)
+    print(format_report(r))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(r, f, indent=1)
+    return r
+
+
+def cli_main(argv=None):
+    run(main, argv)
+
+
+if __name__ == "__main__":
+    cli_main()

@@ -1,0 +1,75 @@
+"""The evaluation command against sacreBLEU's own command line (scores, paired bootstrap)."""
+import json
+import os
+import random
+import shutil
+
+import pytest
+
+from fairseq_syntax.cli.evaluate import length_buckets, main
+from fairseq_syntax.errors import SyntaxDataError
+from helpers import BIN, run
+
+
+@pytest.fixture(scope="module")
+def systems(data_bin, tmp_path_factory):
+    """A reference (the synthetic test targets) and two degraded 'systems' (seeded word drops and swaps)."""
+    ref = open(os.path.join(os.path.dirname(data_bin), "raw", "test.tgt")).read().splitlines()
+    rng = random.Random(0)
+
+    def degrade(line, p):
+        words = [w for w in line.split() if rng.random() > p]
+        if len(words) > 2 and rng.random() < p:
+            i = rng.randrange(len(words) - 1)
+            words[i], words[i + 1] = words[i + 1], words[i]
+        return " ".join(words) or line
+
+    d = tmp_path_factory.mktemp("eval")
+    paths = {}
+    for name, lines in (("ref", ref), ("sys", [degrade(x, 0.1) for x in ref]), ("base", [degrade(x, 0.3) for x in ref])):
+        paths[name] = str(d / f"{name}.txt")
+        with open(paths[name], "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return paths
+
+
+def sacrebleu_cli(*args):
+    return run([os.path.join(BIN, "sacrebleu"), *args]).stdout
+
+
+def test_scores_match_the_sacrebleu_command(systems):
+    r = main(["--hyp", systems["sys"], "--ref", systems["ref"]])
+    bleu = float(sacrebleu_cli(systems["ref"], "-i", systems["sys"], "-m", "bleu", "-b", "-w", "6"))
+    chrf = float(sacrebleu_cli(systems["ref"], "-i", systems["sys"], "-m", "chrf", "-b", "-w", "6"))
+    assert r["bleu"] == pytest.approx(bleu, abs=1e-5) and r["chrf"] == pytest.approx(chrf, abs=1e-5)
+    assert r["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
+
+
+def test_paired_bootstrap_matches_sacrebleu(systems, tmp_path):
+    out = str(tmp_path / "r.json")
+    main(["--hyp", systems["sys"], "--ref", systems["ref"], "--baseline", systems["base"], "--json", out])
+    r = json.load(open(out))
+    cli = json.loads(sacrebleu_cli(systems["ref"], "-i", systems["base"], systems["sys"], "-m", "bleu",
+                                   "--paired-bs", "--paired-bs-n", "1000", "-f", "json"))
+    assert r["bootstrap"]["bleu"]["system"]["p_value"] == pytest.approx(cli[1]["BLEU"]["p_value"], rel=1e-9)
+    assert r["bootstrap"]["bleu"]["system"]["mean"] == pytest.approx(cli[1]["BLEU"]["mean"], rel=1e-9)
+    assert r["bootstrap"]["bleu"]["baseline"]["ci95"] == pytest.approx(cli[0]["BLEU"]["ci"], rel=1e-9)
+    assert 0 < r["bootstrap"]["bleu"]["system"]["p_value"] < 0.05  # 10% vs 30% dropped words
+
+
+def test_length_buckets(systems):
+    assert length_buckets([3, 10, 11, 25, 60], [10, 20, 30]) == [("1-10", [0, 1]), ("11-20", [2]), ("21-30", [3]),
+                                                                  (">30", [4])]
+    r = main(["--hyp", systems["sys"], "--ref", systems["ref"], "--source", systems["ref"], "--length-buckets", "1000"])
+    assert r["by_length"] == [{"bucket": "1-1000", "sentences": r["sentences"], "system": r["bleu"]}]
+
+
+def test_line_count_mismatch_names_the_file(systems, tmp_path):
+    short = str(tmp_path / "short.txt")
+    shutil.copy(systems["sys"], short)
+    with open(short) as f:
+        lines = f.read().splitlines()[:-1]
+    with open(short, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with pytest.raises(SyntaxDataError, match="short.txt"):
+        main(["--hyp", short, "--ref", systems["ref"]])
