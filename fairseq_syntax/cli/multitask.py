@@ -43,7 +43,7 @@ def _target_lines(pref, lang, units):
 
     conllu = f"{pref}.{lang}.conllu"
     if os.path.exists(conllu):
-        return [" ".join(s.tokens if units == "surface" else s.words) for s in read_conllu(conllu)]
+        return [" ".join(s.forms(units)) for s in read_conllu(conllu)]
     with open(f"{pref}.{lang}", encoding="utf-8-sig") as f:
         return [" ".join(line.split()) for line in f]
 
@@ -54,7 +54,7 @@ def build_split(pref, src, tgt, units, translate_tag, parse_tag, with_parse, pro
 
     from fairseq_syntax.data.conllu import read_conllu
     from fairseq_syntax.data.linearize import linearize_tree
-    from fairseq_syntax.data.tree import token_tree, word_depths
+    from fairseq_syntax.data.tree import unit_tree
     from fairseq_syntax.errors import SyntaxDataError
 
     conllu = f"{pref}.{src}.conllu"
@@ -68,17 +68,13 @@ def build_split(pref, src, tgt, units, translate_tag, parse_tag, with_parse, pro
     for k, (s, t) in enumerate(pairs):
         if not t.strip():
             raise SyntaxDataError(f"{pref}.{tgt}:{k + 1}", "empty line: every line must hold one sentence")
-        text = " ".join(s.tokens if units == "surface" else s.words)
+        forms, heads, labels = unit_tree(s, units)  # the tree over the same units as the source text
+        text = " ".join(forms)
         out_src.append(f"{translate_tag} {text} {translate_tag}")
         out_tgt.append(t)
         if with_parse:
             out_src.append(f"{parse_tag} {text} {parse_tag}")
-            # the tree over the same units as the source text (multiword tokens collapse to surface tokens)
-            if units == "surface" and s.has_multiword_tokens():
-                heads, labels = token_tree(s.heads, s.labels, s.token_of_word, word_depths(s.heads))
-                out_tgt.append(linearize_tree(s.tokens, heads, labels, f"{conllu}, sentence {k + 1}"))
-            else:
-                out_tgt.append(linearize_tree(s.words, s.heads, s.labels, f"{conllu}, sentence {k + 1}"))
+            out_tgt.append(linearize_tree(forms, heads, labels, f"{conllu}, sentence {k + 1}"))
     return out_src, out_tgt
 
 

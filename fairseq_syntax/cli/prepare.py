@@ -108,7 +108,7 @@ def _write_tokens(conllu, path, units):
 
     with open(path, "w", encoding="utf-8") as f:
         for s in read_conllu(conllu):
-            f.write(" ".join(s.tokens if units == "surface" else s.words) + "\n")
+            f.write(" ".join(s.forms(units)) + "\n")
     return path
 
 

@@ -51,7 +51,6 @@ class LabelSmoothedCrossEntropyWithSyncCriterion(LabelSmoothedCrossEntropyWithDe
         super().__init__(task, sentence_avg, label_smoothing, ignore_prefix_size, report_accuracy,
                          dependency_lambda_enc, dependency_lambda_dec)
         self.lambda_sync = sync_lambda
-        self.padding_idx = task.target_dictionary.pad()
 
     @staticmethod
     def _sync_spec(model):

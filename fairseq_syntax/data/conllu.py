@@ -75,6 +75,14 @@ class Sentence:
     def has_multiword_tokens(self) -> bool:
         return len(self.tokens) != len(self.words)
 
+    def forms(self, units: str) -> List[str]:
+        """The text units: ``surface`` tokens (``zum``) or syntactic ``words`` (``zu dem``)."""
+        if units == "surface":
+            return self.tokens
+        if units == "words":
+            return self.words
+        raise ValueError(f"units must be 'surface' or 'words', not {units!r}")
+
 
 def _fail(path: str, lineno: int, what: str):
     raise SyntaxDataError(f"{path}:{lineno}", what)

@@ -23,7 +23,7 @@ from itertools import accumulate
 from typing import List, Tuple
 
 from fairseq_syntax.data.conllu import Sentence
-from fairseq_syntax.data.tree import token_tree, word_depths
+from fairseq_syntax.data.tree import unit_tree
 from fairseq_syntax.errors import SyntaxDataError
 
 UNITS = ("auto", "surface", "words")
@@ -87,19 +87,11 @@ def align_sentence(
         else:
             _mismatch(where, sent, joined, sent.tokens if len(sent.tokens) != len(sent.words) else sent.words,
                       "surface tokens" if sent.has_multiword_tokens() else "words")
-    if units == "surface":
-        if joined != sent.tokens:
-            _mismatch(where, sent, joined, sent.tokens, "surface tokens")
-        if sent.has_multiword_tokens():
-            heads, labels = token_tree(sent.heads, sent.labels, sent.token_of_word, word_depths(sent.heads))
-        else:
-            heads, labels = sent.heads, sent.labels
-    elif units == "words":
-        if joined != sent.words:
-            _mismatch(where, sent, joined, sent.words, "syntactic words")
-        heads, labels = sent.heads, sent.labels
-    else:
+    if units not in ("surface", "words"):
         raise ValueError(f"units must be one of {UNITS}, not {units!r}")
+    if joined != sent.forms(units):
+        _mismatch(where, sent, joined, sent.forms(units), "surface tokens" if units == "surface" else "syntactic words")
+    _, heads, labels = unit_tree(sent, units)
     word = [u + 1 for u in unit_of_sub]
     head = [heads[u] for u in unit_of_sub]
     label = [labels[u] for u in unit_of_sub]

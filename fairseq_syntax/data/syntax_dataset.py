@@ -99,7 +99,14 @@ class SideSyntax:
 
 
 def _side_item(side: SideSyntax, index: int, fields, strategy: str, decoder_input: bool) -> Dict[str, np.ndarray]:
-    """Unpadded per-position arrays for one sentence, EOS included."""
+    """Unpadded per-position arrays for one sentence, EOS included; bad data names the sentence."""
+    try:
+        return _side_arrays(side, index, fields, strategy, decoder_input)
+    except (IndexError, ValueError) as e:
+        raise SyntaxDataError(f"{side.name}, sentence {index}", f"malformed syntax data: {e}") from e
+
+
+def _side_arrays(side: SideSyntax, index: int, fields, strategy: str, decoder_input: bool) -> Dict[str, np.ndarray]:
     word = side.words[index].numpy().astype(np.int64)
     head = side.heads[index].numpy().astype(np.int64)
     n = len(word)
@@ -186,10 +193,7 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
             syn = self._side(side)
             if syn is None:  # supervision-only fields, split without syntax data
                 continue
-            try:
-                arrays = _side_item(syn, index, fields, self.request.strategy_of(side), decoder_input)
-            except (IndexError, ValueError) as e:
-                raise SyntaxDataError(f"{syn.name}, sentence {index}", f"malformed syntax data: {e}") from e
+            arrays = _side_item(syn, index, fields, self.request.strategy_of(side), decoder_input)
             tokens = item["source" if side == "source" else "target"]
             if tokens is not None and len(tokens) != len(next(iter(arrays.values()))):
                 raise SyntaxDataError(
@@ -243,10 +247,7 @@ def collate_rows(side: SideSyntax, fields, strategy: str, width: int, left_pad: 
     """
     rows = []
     for i in range(len(side)):
-        try:
-            arrays = _side_item(side, i, fields, strategy, decoder_input=False)
-        except (IndexError, ValueError) as e:
-            raise SyntaxDataError(f"{side.name}, sentence {i + 1}", f"malformed syntax data: {e}") from e
+        arrays = _side_item(side, i, fields, strategy, decoder_input=False)
         rows.append({prefix + k: v for k, v in arrays.items()})
     return _collate_side(rows, prefix, width, left_pad, fields, _label_pad(side))
 

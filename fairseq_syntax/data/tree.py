@@ -201,3 +201,16 @@ def max_spanning_tree(scores: np.ndarray) -> List[int]:
         if total > best_score:
             best, best_score = heads, total
     return [int(h) for h in best[1:]]
+
+
+def unit_tree(sent, units: str) -> Tuple[List[str], List[int], List[str]]:
+    """(forms, heads, labels) of a :class:`~fairseq_syntax.data.conllu.Sentence` over its text units.
+
+    ``words``: the word tree as parsed. ``surface``: one node per surface
+    token, multiword tokens collapsed by :func:`token_tree`.
+    """
+    forms = sent.forms(units)
+    if units == "surface" and sent.has_multiword_tokens():
+        heads, labels = token_tree(sent.heads, sent.labels, sent.token_of_word, word_depths(sent.heads))
+        return forms, heads, labels
+    return forms, sent.heads, sent.labels

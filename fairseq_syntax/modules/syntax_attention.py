@@ -62,8 +62,9 @@ class SyntaxSelfAttention(MultiheadAttention):
         self.syntax_inputs: Dict[str, Tensor] = {}
         self.last_parse_probs: Optional[Tensor] = None
         if parse_head is not None:
-            self.attach_parse_head(parse_head)
-        self._check_heads()
+            self.attach_parse_head(parse_head)  # checks the heads
+        else:
+            self._check_heads()
 
     def attach_parse_head(self, parse_head: nn.Module) -> None:
         """Make the last head the parse head (after construction: the random stream of the projections'

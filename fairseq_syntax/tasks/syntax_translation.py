@@ -225,8 +225,7 @@ class SyntaxTranslationTask(TranslationTask):
             self._inference_parser = build_parser(cfg.inference_parser, **backend_options(
                 str(cfg.inference_parser), lang=cfg.inference_parser_lang or cfg.source_lang,
                 model=cfg.inference_parser_model, model_dir=cfg.inference_parser_model, pretokenized=True))
-        eos = self.src_dict.eos()
-        bpe_lines = [self.src_dict.string(t[:-1] if len(t) and int(t[-1]) == eos else t) for t in src_tokens]
+        bpe_lines = [self.src_dict.string(t) for t in src_tokens]  # Dictionary.string leaves EOS out
         word_lines = [" ".join(split_subwords(line)[1]) for line in bpe_lines]
         sents = self._inference_parser.parse(word_lines)
         self._inference_parser.check(word_lines, sents, 1, "input")
