@@ -1,0 +1,202 @@
+"""The CKY-CNN table of CKY-based convolutional attention.
+
+Watanabe et al. (2017), "CKY-based Convolutional Attention for Neural Machine
+Translation", Sec. 3, Fig. 2-3, Eq. 12:
+
+* a **Deduction Unit** (DU) maps the d-dim states of two cells to one d-dim
+  state: CNN1 (1x1, d/2 channels) on each cell, CNN2 (1x2, d/2) over the pair,
+  CNN3 (1x1, d), plus a residual branch CNN4 (1x2, d) over the pair (the
+  projection shortcut of He et al. 2016, since two cells become one):
+  ``DU(a, b) = CNN3(relu(CNN2(relu(CNN1 a), relu(CNN1 b)))) + CNN4(a, b)``.
+  A 1x1 filter over a cell is a linear map of its state and a 1x2 filter a
+  linear map of the two states side by side, so the CNNs are ``nn.Linear``
+  layers. The paper names no activation after the sum; there is none.
+* h^cky_{1,j} = h_j (layer 1 = the encoder states) and
+  ``h^cky_{i,j} = Max_{1<=k<=i-1} DU(h^cky_{k,j}, h^cky_{i-k,j+k})`` (Eq. 12):
+  of the i-1 candidates (one per split point), the cell keeps the DU output
+  whose elements have the largest sum (Fig. 3).
+
+**Batched levels.** Level i (span length i, 1-based) has T-i+1 cells and i-1
+split points; it is computed in one batched operation over all its cells and
+splits. The sum of a DU output's elements is linear in the CNN3/CNN4 outputs,
+so it is computed exactly from per-cell vectors (``DeductionUnit.selection_
+features``) with O(d) work per candidate instead of a full DU; only the winning
+candidate of each cell is then evaluated by the DU, with gradients (the max
+passes its gradient to the winner only, as max-pooling does). The result and
+its gradients equal evaluating every candidate and taking the max.
+
+**Layout.** The table is returned flat, level-major: level i starts at
+``level_offset(i, T)`` and its cell j covers source positions j..j+i-1 (right-
+padded coordinates). A cell is padding for sentence b when j + i > len_b.
+Dropout (the paper's CNN dropout) is applied to every DU output.
+
+The levels are written into one preallocated table by a custom autograd
+function whose backward replays them top-down (``_CKYFunction``): growing the
+table by concatenation would copy O(T^3 d) per sentence.
+"""
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+
+def level_offset(level, width: int):
+    """Flat index of cell (level, 0) in a table over ``width`` positions (levels 1-based; ints or tensors)."""
+    return (level - 1) * width - (level - 1) * (level - 2) // 2
+
+
+def table_size(width: int) -> int:
+    """Number of cells of a full CKY table over ``width`` positions: T(T+1)/2."""
+    return width * (width + 1) // 2
+
+
+def cell_coordinates(width: int, device=None):
+    """(level, start) of every flat cell, each a (N,) long tensor (level 1-based, start 0-based)."""
+    levels = torch.arange(1, width + 1, device=device)
+    sizes = width - levels + 1
+    level = torch.repeat_interleave(levels, sizes)
+    start = torch.arange(level.numel(), device=device) - level_offset(level, width)
+    return level, start
+
+
+def split_candidates(level: int, width: int, device=None):
+    """Flat indices of the left and right operands of every (cell, split) of a level: two (T-i+1, i-1) tensors.
+
+    Cell (i, j), split k (1 <= k <= i-1): left = (k, j), right = (i-k, j+k) (Eq. 12).
+    """
+    j = torch.arange(width - level + 1, device=device).unsqueeze(1)
+    k = torch.arange(1, level, device=device).unsqueeze(0)
+    return level_offset(k, width) + j, level_offset(level - k, width) + j + k
+
+
+class DeductionUnit(nn.Module):
+    """DU(a, b) of Fig. 2: bottleneck CNN1 -> CNN2 -> CNN3 with a CNN4 shortcut over the cell pair."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        if dim % 2:
+            raise ValueError(f"the CKY-CNN needs an even state size (CNN1/CNN2 have d/2 channels), got {dim}")
+        half = dim // 2
+        self.cnn1 = nn.Linear(dim, half)  # 1x1, d/2 channels, on each cell
+        self.cnn2 = nn.Linear(2 * half, half)  # 1x2, d/2 channels, over the pair
+        self.cnn3 = nn.Linear(half, dim)  # 1x1, d channels
+        self.cnn4 = nn.Linear(2 * dim, dim)  # 1x2, d channels, residual branch over the pair
+
+    def forward(self, left: Tensor, right: Tensor) -> Tensor:
+        pair = torch.cat([F.relu(self.cnn1(left)), F.relu(self.cnn1(right))], dim=-1)
+        return self.cnn3(F.relu(self.cnn2(pair))) + self.cnn4(torch.cat([left, right], dim=-1))
+
+    def selection_features(self, states: Tensor):
+        """Per-cell terms whose combination is sum(DU(a, b)) for any pair of cells a, b.
+
+        sum(DU(a, b)) = u3 . relu(za + zb) + sa + sb, with za = W2_left relu(CNN1 a),
+        zb = W2_right relu(CNN1 b) + b2, u3 = 1^T W3, sa = (1^T W4_left) a and
+        sb = (1^T W4_right) b + sum(b3) + sum(b4). Returns (za, zb, sa, sb, u3).
+        """
+        half = self.cnn1.out_features
+        dim = self.cnn4.out_features
+        a = F.relu(self.cnn1(states))
+        w2 = self.cnn2.weight
+        za = a @ w2[:, :half].t()
+        zb = a @ w2[:, half:].t() + self.cnn2.bias
+        w4 = self.cnn4.weight.sum(0)
+        sa = states @ w4[:dim]
+        sb = states @ w4[dim:] + (self.cnn3.bias.sum() + self.cnn4.bias.sum())
+        return za, zb, sa, sb, self.cnn3.weight.sum(0)
+
+
+class CKYTable(nn.Module):
+    """The CKY-CNN (Eq. 12) over a batch of right-padded encoder states, level by level."""
+
+    def __init__(self, dim: int, dropout: float = 0.0):
+        super().__init__()
+        self.du = DeductionUnit(dim)
+        self.dropout = dropout
+
+    def forward(self, states: Tensor, lengths: Tensor):
+        """states (B, T, d) right-padded, lengths (B,) -> cells (B, N, d) level-major, padding (B, N) bool.
+
+        Also returns the chosen split point k of every cell (B, N) (0 on level 1), for inspection and tests.
+        """
+        bsz, width, _ = states.shape
+        level, start = cell_coordinates(width, states.device)
+        padding = (start + level).unsqueeze(0) > lengths.unsqueeze(1)
+        p = self.dropout if self.training else 0.0
+        params = tuple(self.du.parameters())
+        cells, splits = _CKYFunction.apply(states, self.du, p, len(params), *params)
+        return cells, padding, splits
+
+
+class _CKYFunction(torch.autograd.Function):
+    """Eq. 12 level by level into one preallocated table; the backward replays the levels top-down.
+
+    Forward (no autograd graph): per level, choose every cell's split from the selection features
+    (O(d) per candidate), run the DU on the winners only, apply dropout, write the level. Backward:
+    from the top level down, recompute the level's DU on its saved winners with autograd, pass the
+    level's gradient through it, and scatter-add the input gradients into the cells that were
+    chosen (each cell's gradient is complete before its level is reached: only higher levels use
+    it). Memory: the table, the winners' indices and the dropout masks; no per-level copies.
+    """
+
+    @staticmethod
+    def forward(ctx, states, du, p, n_params, *params):
+        bsz, width, dim = states.shape
+        n = table_size(width)
+        table = states.new_empty(bsz, n, dim)
+        table[:, :width] = states
+        splits = states.new_zeros(bsz, n, dtype=torch.long)
+        batch = torch.arange(bsz, device=states.device).unsqueeze(1)
+        feats = du.selection_features(states)
+        za, zb = states.new_empty(bsz, n, feats[0].size(-1)), states.new_empty(bsz, n, feats[0].size(-1))
+        sa, sb, u3 = states.new_empty(bsz, n), states.new_empty(bsz, n), feats[4]
+        bufs = (za, zb, sa, sb)
+        for buf, value in zip(bufs, feats[:4]):
+            buf[:, :width] = value
+        chosen, masks = [], []
+        for i in range(2, width + 1):
+            left, right = split_candidates(i, width, states.device)  # (W, K)
+            score = F.relu(za[:, left] + zb[:, right]) @ u3 + sa[:, left] + sb[:, right]  # (B, W, K)
+            best = score.argmax(dim=-1, keepdim=True)  # (B, W, 1): k - 1 of the winning split
+            li = left.expand(bsz, -1, -1).gather(2, best).squeeze(2)  # (B, W) flat cell indices
+            ri = right.expand(bsz, -1, -1).gather(2, best).squeeze(2)
+            new = du(table[batch, li], table[batch, ri])
+            mask = None
+            if p > 0:
+                mask = torch.empty_like(new).bernoulli_(1 - p).div_(1 - p)
+                new = new * mask
+            lo = level_offset(i, width)
+            table[:, lo:lo + new.size(1)] = new
+            splits[:, lo:lo + new.size(1)] = best.squeeze(2) + 1
+            for buf, value in zip(bufs, du.selection_features(new)[:4]):
+                buf[:, lo:lo + new.size(1)] = value
+            chosen.append((li, ri))
+            masks.append(mask)
+        ctx.du, ctx.chosen, ctx.masks, ctx.width = du, chosen, masks, width
+        ctx.save_for_backward(table)
+        ctx.mark_non_differentiable(splits)
+        return table, splits
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_table, _grad_splits):
+        table = ctx.saved_tensors[0].detach()  # an output of this function: cut it from the graph
+        du, width = ctx.du, ctx.width
+        params = tuple(du.parameters())
+        grad = grad_table.clone()
+        param_grads = [torch.zeros_like(q) for q in params]
+        batch = torch.arange(table.size(0), device=table.device).unsqueeze(1)
+        for i in range(width, 1, -1):
+            li, ri = ctx.chosen[i - 2]
+            lo = level_offset(i, width)
+            g = grad[:, lo:lo + li.size(1)]
+            if ctx.masks[i - 2] is not None:
+                g = g * ctx.masks[i - 2]
+            with torch.enable_grad():
+                left = table[batch, li].requires_grad_()
+                right = table[batch, ri].requires_grad_()
+                out = du(left, right)
+                gl, gr, *gp = torch.autograd.grad(out, (left, right, *params), g)
+            grad.index_put_((batch, li), gl, accumulate=True)
+            grad.index_put_((batch, ri), gr, accumulate=True)
+            for acc, gq in zip(param_grads, gp):
+                acc += gq
+        return (grad[:, :width], None, None, None, *param_grads)

@@ -1,0 +1,161 @@
+"""Decoder attention of the LSTM models: Luong dot attention and CKY-based attention.
+
+Watanabe et al. (2017), Sec. 2 and 3 (after Luong et al. 2015):
+
+* ``DotAttention`` (Eq. 8-10): alpha_j(i) = softmax_i(h_i . s_j^(2)),
+  c_j = sum_i alpha_j(i) h_i, s^_j = tanh(W_c [s_j^(2); c_j]). fairseq's
+  ``AttentionLayer`` with the identity in place of its input projection
+  (fairseq's is Luong's "general" score; the paper uses "dot").
+* ``CKYAttention`` (Eq. 13-16): one softmax jointly over the T encoder states
+  and every cell of the CKY table (alpha' over states, alpha'' over cells),
+  c'_j = sum alpha' h + sum alpha'' h^cky (Eq. 15), and
+  s^_j = tanh(W^ [s_j^(2); c_j; c'_j]) with c_j the states-only context of
+  Eq. 9 (Eq. 16). As Eq. 13-14 are written, the joint softmax runs over the T
+  states *and* the T level-1 cells (which equal the states).
+
+The encoder hands CKY attention one memory, ``[states; cells]`` along the
+source axis (T + T(T+1)/2 rows, fairseq's time-major layout), so that
+fairseq's LSTM decoder, its beam search and ``reorder_encoder_out`` carry it
+unchanged: the table is computed once per source sentence and reused at
+every decoding step. ``memory_states`` recovers T from the memory length.
+The returned attention is alpha over the whole memory (for plots: Fig. 4).
+"""
+import math
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+from fairseq.models.lstm import AttentionLayer, Linear
+
+from fairseq_syntax.modules.cky_table import table_size
+
+
+def memory_size(num_states: int) -> int:
+    """Rows of a CKY memory over ``num_states`` encoder states: T + T(T+1)/2."""
+    return num_states + table_size(num_states)
+
+
+def memory_states(memory_len: int) -> int:
+    """T such that T + T(T+1)/2 == memory_len (the inverse of ``memory_size``)."""
+    t = int(round((math.sqrt(9 + 8 * memory_len) - 3) / 2))
+    if memory_size(t) != memory_len:
+        raise ValueError(f"a CKY attention memory of {memory_len} rows is not T states + T(T+1)/2 cells")
+    return t
+
+
+class DotAttention(AttentionLayer):
+    """Luong's global dot attention (Eq. 8-10): fairseq's attention layer without the query projection."""
+
+    def __init__(self, dim: int):
+        super().__init__(dim, dim, dim, bias=False)
+        self.input_proj = nn.Identity()
+
+
+class CKYAttention(nn.Module):
+    """Joint attention over encoder states and CKY cells (Eq. 13-16), fairseq's attention-layer interface.
+
+    The memory may hold one row per sentence while the queries hold ``k`` consecutive rows per sentence
+    (beam search: see ``AttentionLSTMEncoder.reorder_encoder_out``): each sentence's memory is then read
+    once for its k hypotheses (a matrix product) instead of being copied k times.
+    """
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.output_proj = Linear(3 * dim, dim, bias=False)  # W^ in R^{d x 3d}
+
+    def forward(self, query: Tensor, memory: Tensor, padding_mask: Tensor):
+        """query s_j^(2) (R, d); memory (M, B, d) = [states; cells], R = k B; padding_mask (M, B).
+
+        Returns s^_j (R, d) and alpha (M, R), the joint weights (Eq. 13-14).
+        """
+        num_states = memory_states(memory.size(0))
+        ledger = getattr(memory, "_cky_ledger", None) if torch.is_grad_enabled() else None
+        mem = memory.transpose(0, 1)  # (B, M, d), a view
+        rows, dim = query.shape
+        bsz = mem.size(0)
+        q = query.view(bsz, rows // bsz, dim)  # (B, k, d)
+        scores = _scores(mem, q, ledger).transpose(1, 2).float()  # (B, k, M)
+        if padding_mask is not None:
+            scores = scores.masked_fill(padding_mask.t().unsqueeze(1), float("-inf"))
+        joint = F.softmax(scores, dim=-1).type_as(query)  # alpha' and alpha'' (Eq. 13-14)
+        states_only = F.softmax(scores[..., :num_states], dim=-1).type_as(query)  # alpha of Eq. 8
+        context = _read(states_only, mem, ledger)  # c_j, Eq. 9
+        cky_context = _read(joint, mem, ledger)  # c'_j, Eq. 15
+        out = torch.cat([query, context.reshape(rows, dim), cky_context.reshape(rows, dim)], dim=1)
+        return torch.tanh(self.output_proj(out)), joint.reshape(rows, -1).t()  # Eq. 16
+
+
+def defer_memory_grad(memory: Tensor) -> Tensor:
+    """The memory for one decoder pass whose per-step gradients are summed in one product at the end.
+
+    Each decoding step reads the whole memory twice (scores, context); letting autograd add up a
+    (B, M, d) gradient per step would move T x M x d floats per sentence through memory. Instead
+    every step records its two factors (the memory gradient of a batched product is an outer
+    product) and the backward of this wrapper forms their sum with one batched matrix product.
+    """
+    if not (torch.is_grad_enabled() and memory.requires_grad):
+        return memory
+    ledger = []
+    wrapped = _DeferredMemory.apply(memory, ledger)
+    wrapped._cky_ledger = ledger
+    return wrapped
+
+
+def _scores(mem, q, ledger):
+    """mem (B, M, d) x q (B, k, d) -> (B, M, k)."""
+    if ledger is None:
+        return torch.bmm(mem, q.transpose(1, 2))
+    return _MemoryProduct.apply(mem, q, ledger, "scores")
+
+
+def _read(weights, mem, ledger):
+    """weights (B, k, m) over the first m memory rows -> (B, k, d)."""
+    rows = weights.size(-1)
+    if ledger is None:
+        return torch.bmm(weights, mem[:, :rows])
+    return _MemoryProduct.apply(mem, weights, ledger, "read")
+
+
+class _MemoryProduct(torch.autograd.Function):
+    """One step's product with the memory; its memory gradient goes to the ledger, not to autograd."""
+
+    @staticmethod
+    def forward(ctx, mem, x, ledger, kind):
+        ctx.ledger, ctx.kind = ledger, kind
+        ctx.save_for_backward(mem, x)
+        if kind == "scores":
+            return torch.bmm(mem, x.transpose(1, 2))
+        return torch.bmm(x, mem[:, :x.size(-1)])
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        mem, x = ctx.saved_tensors
+        if ctx.kind == "scores":  # y = mem x^T: d mem = g x, d x = g^T mem
+            ctx.ledger.append((grad, x))
+            return None, torch.bmm(grad.transpose(1, 2), mem), None, None
+        rows = x.size(-1)  # y = x mem[:rows]: d mem[:rows] = x^T g, d x = g mem[:rows]^T
+        ctx.ledger.append((x.transpose(1, 2), grad))
+        return None, torch.bmm(grad, mem[:, :rows].transpose(1, 2)), None, None
+
+
+class _DeferredMemory(torch.autograd.Function):
+    """Identity on the memory; its backward adds the ledger's per-step outer products in one product."""
+
+    @staticmethod
+    def forward(ctx, memory, ledger):
+        ctx.ledger = ledger
+        return memory.view_as(memory)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        total = grad.transpose(0, 1).contiguous()  # (B, M, d): gradient from any ordinary use
+        by_rows = {}
+        for left, right in ctx.ledger:  # left (B, m, k), right (B, k, d)
+            by_rows.setdefault(left.size(1), []).append((left, right))
+        for rows, parts in by_rows.items():
+            total[:, :rows].baddbmm_(torch.cat([p[0] for p in parts], 2), torch.cat([p[1] for p in parts], 1))
+        ctx.ledger.clear()
+        return total.transpose(0, 1), None

@@ -1,0 +1,280 @@
+"""CKY-based convolutional attention (Watanabe et al. 2017): Deduction Unit, Eq. 12 table, Eq. 13-16 attention.
+
+Coordinates: flat, level-major tables; cell (i, j) (span length i, start j) of a table over T positions is
+row ``level_offset(i, T) + j``; a sentence of length n owns the cells with j + i <= n.
+"""
+import itertools
+
+import pytest
+import torch
+
+from fairseq_syntax.modules.cky_table import (
+    CKYTable,
+    DeductionUnit,
+    cell_coordinates,
+    level_offset,
+    split_candidates,
+    table_size,
+)
+from fairseq_syntax.modules.lstm_attention import CKYAttention, memory_size, memory_states
+from helpers import tiny_model
+
+
+def test_coordinates_and_split_operands():
+    assert [level_offset(i, 4) for i in (1, 2, 3, 4)] == [0, 4, 7, 9] and table_size(4) == 10
+    level, start = cell_coordinates(4)
+    assert level.tolist() == [1, 1, 1, 1, 2, 2, 2, 3, 3, 4] and start.tolist() == [0, 1, 2, 3, 0, 1, 2, 0, 1, 0]
+    # level 3 over 4 positions: cells (3,0), (3,1); splits k=1: (1,j)+(2,j+1), k=2: (2,j)+(1,j+2)
+    left, right = split_candidates(3, 4)
+    assert left.tolist() == [[0, 4], [1, 5]] and right.tolist() == [[5, 2], [6, 3]]
+    assert memory_states(memory_size(7)) == 7
+    with pytest.raises(ValueError, match="not T states"):
+        memory_states(11)
+
+
+def test_deduction_unit_shapes():
+    du = DeductionUnit(8)
+    assert du.cnn1.weight.shape == (4, 8)  # 1x1, d/2 channels
+    assert du.cnn2.weight.shape == (4, 2 * 4)  # 1x2 over two d/2-channel cells, d/2 channels
+    assert du.cnn3.weight.shape == (8, 4)  # 1x1, d channels
+    assert du.cnn4.weight.shape == (8, 2 * 8)  # 1x2 over two d-channel cells, d channels
+    a, b = torch.randn(3, 5, 8), torch.randn(3, 5, 8)
+    assert du(a, b).shape == (3, 5, 8)
+    with pytest.raises(ValueError, match="even state size"):
+        DeductionUnit(7)
+
+
+def test_selection_features_give_the_sum_of_the_du_output():
+    torch.manual_seed(0)
+    du = DeductionUnit(6).double()
+    a, b = torch.randn(10, 6, dtype=torch.double), torch.randn(10, 6, dtype=torch.double)
+    za, zb, sa, sb, u3 = du.selection_features(torch.cat([a, b]))
+    fast = torch.relu(za[:10] + zb[10:]) @ u3 + sa[:10] + sb[10:]
+    torch.testing.assert_close(fast, du(a, b).sum(-1))
+
+
+def _linear_table(h, w_left=1.0, w_right=2.0):
+    """CKYTable whose DU is DU(a, b) = w_left * a + w_right * b (CNN1-3 zeroed): Eq. 12 by hand."""
+    d = h.size(-1)
+    table = CKYTable(d).double()
+    with torch.no_grad():
+        for p in table.parameters():
+            p.zero_()
+        table.du.cnn4.weight[:, :d] = w_left * torch.eye(d)
+        table.du.cnn4.weight[:, d:] = w_right * torch.eye(d)
+    return table
+
+
+def test_max_over_splits_on_a_hand_made_table():
+    # DU(a, b) = a + 2b. T = 3: level 2 has one split per cell; cell (3, 0) chooses between
+    #   k=1: DU(h0, (2,1)) = h0 + 2 (h1 + 2 h2)   and   k=2: DU((2,0), h2) = h0 + 2 h1 + 2 h2.
+    h = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [3.0, -1.0]]], dtype=torch.double)
+    cells, padding, splits = _linear_table(h)(h, torch.tensor([3]))
+    h0, h1, h2 = h[0]
+    c20, c21 = h0 + 2 * h1, h1 + 2 * h2
+    k1, k2 = h0 + 2 * c21, c20 + 2 * h2  # k1 = (13, -2): sum 11; k2 = (7, 0): sum 7
+    assert k1.sum() > k2.sum()
+    expected = torch.stack([h0, h1, h2, c20, c21, k1])
+    torch.testing.assert_close(cells[0], expected)
+    assert splits[0].tolist() == [0, 0, 0, 1, 1, 1] and not padding.any()
+    # make h2's second coordinate dominate negatively in k1: now the split k=2 wins
+    h = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [0.0, -3.0]]], dtype=torch.double)
+    cells, _, splits = _linear_table(h)(h, torch.tensor([3]))
+    h0, h1, h2 = h[0]
+    k1, k2 = h0 + 2 * (h1 + 2 * h2), (h0 + 2 * h1) + 2 * h2  # sums -9 and -3
+    assert k2.sum() > k1.sum()
+    torch.testing.assert_close(cells[0, 5], k2)
+    assert splits[0, 5].item() == 2
+
+
+def _naive_table(du, h):
+    """Eq. 12 cell by cell and split by split: every candidate DU output, the one with the largest sum wins."""
+    t = h.size(0)
+    cell = {(1, j): h[j] for j in range(t)}
+    for i in range(2, t + 1):
+        for j in range(t - i + 1):
+            cands = [du(cell[(k, j)], cell[(i - k, j + k)]) for k in range(1, i)]
+            cell[(i, j)] = max(cands, key=lambda v: v.sum().item())
+    return torch.stack([cell[(i, j)] for i in range(1, t + 1) for j in range(t - i + 1)])
+
+
+def test_batched_levels_equal_the_equation_values_and_gradients():
+    torch.manual_seed(1)
+    table = CKYTable(6).double()
+    h = torch.randn(1, 5, 6, dtype=torch.double, requires_grad=True)
+    cells, _, _ = table(h, torch.tensor([5]))
+    weights = torch.randn_like(cells)
+    fast_grads = torch.autograd.grad((cells * weights).sum(), [h, *table.parameters()])
+    naive = _naive_table(table.du, h[0])
+    torch.testing.assert_close(cells[0], naive)
+    naive_grads = torch.autograd.grad((naive * weights[0]).sum(), [h, *table.parameters()])
+    for fast, ref in zip(fast_grads, naive_grads):
+        torch.testing.assert_close(fast, ref)
+
+
+def _left_padded(sentences, pad):
+    width = max(len(s) for s in sentences)
+    src = torch.full((len(sentences), width), pad, dtype=torch.long)
+    for b, s in enumerate(sentences):
+        src[b, width - len(s):] = torch.tensor(s)
+    return src, torch.tensor([len(s) for s in sentences])
+
+
+def test_left_padded_batch_equals_each_sentence_alone():
+    model, d = tiny_model("cky_lstm_tiny")
+    model = model.double()
+    sentences = [[5, 6, 7, 2], [8, 9, 10, 11, 12, 13, 2], [14, 2]]
+    src, lengths = _left_padded(sentences, d.pad())
+    memory, h, c, padding = model.encoder(src, lengths)
+    width = src.size(1)
+    assert memory.size(0) == memory_size(width)
+    for b, s in enumerate(sentences):
+        alone, h1, c1, pad1 = model.encoder(torch.tensor([s]), torch.tensor([len(s)]))
+        n = len(s)
+        assert not pad1.any()
+        torch.testing.assert_close(memory[:n, b], alone[:n, 0])  # encoder states (right-padded coordinates)
+        torch.testing.assert_close(h[:, b], h1[:, 0])
+        torch.testing.assert_close(c[:, b], c1[:, 0])
+        level, start = cell_coordinates(n)
+        rows = width + level_offset(level, width) + start  # the same cells in the batch's table
+        torch.testing.assert_close(memory[rows, b], alone[n:, 0])
+        owned = torch.zeros(memory.size(0), dtype=torch.bool)
+        owned[:n] = True
+        owned[rows] = True
+        assert torch.equal(padding[:, b], ~owned)  # every other row is padding
+
+
+def test_joint_attention_sums_to_one_and_padding_gets_nothing():
+    model, d = tiny_model("cky_lstm_tiny")
+    src, lengths = _left_padded([[5, 6, 7, 2], [8, 9, 10, 11, 12, 2]], d.pad())
+    memory, _, _, padding = model.encoder(src, lengths)
+    attn = model.decoder.attention
+    assert isinstance(attn, CKYAttention)
+    query = torch.randn(2, memory.size(-1))
+    out, alpha = attn(query, memory, padding)
+    assert out.shape == (2, memory.size(-1)) and alpha.shape == padding.shape
+    torch.testing.assert_close(alpha.sum(0), torch.ones(2))
+    assert alpha[padding].abs().max() == 0 and (alpha[~padding] > 0).all()
+    # Eq. 13: one softmax over states and cells (level-1 cells included) with the dot scores
+    scores = memory[:, 0] @ query[0]
+    keep = ~padding[:, 0]
+    torch.testing.assert_close(alpha[keep, 0], torch.softmax(scores[keep], 0))
+
+
+@pytest.mark.parametrize("arch", ["lstm_luong_tiny", "cky_lstm_tiny"])
+def test_incremental_decoding_equals_the_full_forward(arch):
+    torch.manual_seed(2)
+    model, d = tiny_model(arch)
+    src, lengths = _left_padded([[5, 6, 7, 8, 2], [9, 10, 2]], d.pad())
+    prev = torch.tensor([[2, 11, 12, 13, 14], [2, 15, 16, 17, 18]])
+    encoder_out = model.encoder(src, lengths)
+    full, full_attn = model.decoder(prev, encoder_out)
+    state = {}
+    steps = [model.decoder(prev[:, :t + 1], encoder_out, incremental_state=state) for t in range(prev.size(1))]
+    torch.testing.assert_close(torch.cat([s[0] for s in steps], 1), full, atol=1e-5, rtol=0)
+    torch.testing.assert_close(torch.cat([s[1] for s in steps], 1), full_attn, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("arch", ["lstm_luong_tiny", "cky_lstm_tiny"])
+def test_beam_search_scores_equal_forced_decoding(arch):
+    """Beam 4 through fairseq's SequenceGenerator (reorders the encoder output and the decoder cache)."""
+    from fairseq.sequence_generator import SequenceGenerator
+
+    torch.manual_seed(3)
+    model, d = tiny_model(arch)
+    src, lengths = _left_padded([[5, 6, 7, 8, 2], [9, 10, 2], [11, 12, 13, 2]], d.pad())
+    gen = SequenceGenerator([model], d, beam_size=4, max_len_b=6)
+    hypos = gen.forward({"net_input": {"src_tokens": src, "src_lengths": lengths}})
+    for b, beam in enumerate(hypos):
+        assert len(beam) == 4
+        for hyp in beam:
+            tokens = hyp["tokens"].unsqueeze(0)
+            prev = torch.cat([tokens.new_tensor([[d.eos()]]), tokens[:, :-1]], 1)
+            logits, _ = model(src[b:b + 1], lengths[b:b + 1], prev)
+            lprobs = torch.log_softmax(logits, -1)[0].gather(1, tokens[0].unsqueeze(1)).squeeze(1)
+            torch.testing.assert_close(hyp["positional_scores"], lprobs, atol=1e-5, rtol=0)
+
+
+def test_encoder_states_follow_eq_1_to_5():
+    """h_i = (LSTM2(LSTM1(v)) + LSTM1(v))_i forward + the same read right to left, at word i (no packing)."""
+    model, d = tiny_model("lstm_luong_tiny")
+    src = torch.tensor([[5, 6, 7, 8, 2]])
+    memory, _, _, _ = model.encoder(src, torch.tensor([5]))
+    v = model.encoder.embed_tokens(src).transpose(0, 1)  # (T, 1, d)
+
+    def direction(stack, x):
+        h1, _ = stack.layers[0](x)  # Eq. 1 / 2
+        return stack.layers[1](h1)[0] + h1  # Eq. 3 / 4 (residual)
+
+    expected = direction(model.encoder.forward_lstm, v) + direction(model.encoder.backward_lstm, v.flip(0)).flip(0)
+    torch.testing.assert_close(memory, expected)  # Eq. 5
+
+
+def test_reverse_direction_final_states_start_the_decoder():
+    model, d = tiny_model("lstm_luong_tiny")
+    src = torch.tensor([[5, 6, 7, 2]])
+    _, h, c, _ = model.encoder(src, torch.tensor([4]))
+    emb = model.encoder.embed_tokens(src.flip(1))  # the reverse direction reads x_T .. x_1
+    _, (h1, c1) = model.encoder.backward_lstm.layers[0](emb.transpose(0, 1))
+    torch.testing.assert_close(h[0], h1[0])
+    torch.testing.assert_close(c[0], c1[0])
+    assert h.shape == (2, 1, 32)
+
+
+def test_choices_are_ties_free_in_practice():
+    """The fast selection picks the same split as the full DU outputs on a random batch (float32)."""
+    torch.manual_seed(4)
+    table = CKYTable(16)
+    h = torch.randn(3, 7, 16)
+    cells, _, splits = table(h, torch.tensor([7, 5, 3]))
+    for b, n in enumerate([7, 5, 3]):
+        for i, j in itertools.product(range(2, n + 1), range(n)):
+            if j + i > n:
+                continue
+            cands = [table.du(cells[b, level_offset(k, 7) + j], cells[b, level_offset(i - k, 7) + j + k]).sum()
+                     for k in range(1, i)]
+            assert splits[b, level_offset(i, 7) + j].item() == 1 + int(torch.stack(cands).argmax())
+
+
+def test_deferred_memory_gradient_equals_plain_autograd(monkeypatch):
+    """The per-step memory gradients summed in one product (training) equal autograd's own sum."""
+    from fairseq_syntax.models import attention_lstm
+
+    torch.manual_seed(5)
+    model, d = tiny_model("cky_lstm_tiny", cky_dropout=0.0)
+    model = model.double().train()
+    src, lengths = _left_padded([[5, 6, 7, 8, 2], [9, 10, 2]], d.pad())
+    prev = torch.tensor([[2, 11, 12, 13], [2, 15, 16, 17]])
+
+    def grads():
+        model.zero_grad()
+        out, _ = model(src, lengths, prev)
+        weights = torch.linspace(0.5, 2, 8, dtype=torch.double).view(2, 4)
+        (out.log_softmax(-1)[..., 5] * weights).sum().backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    fast = grads()
+    monkeypatch.setattr(attention_lstm, "defer_memory_grad", lambda memory: memory)
+    plain = grads()
+    assert fast.keys() == plain.keys() and "encoder.cky.du.cnn3.weight" in fast
+    for name in fast:
+        torch.testing.assert_close(fast[name], plain[name], msg=name)
+
+
+def test_any_reorder_of_the_beam_rows_reads_the_right_memory():
+    torch.manual_seed(6)
+    model, d = tiny_model("cky_lstm_tiny")
+    src, lengths = _left_padded([[5, 6, 7, 8, 2], [9, 10, 2], [11, 12, 2]], d.pad())
+    enc = model.encoder(src, lengths)
+    attn = model.decoder.attention
+    for order in (torch.tensor([0, 0, 1, 1, 2, 2]), torch.tensor([2, 0, 1, 1, 0, 2]), torch.tensor([1, 1, 2, 2])):
+        memory, h, _, padding = model.encoder.reorder_encoder_out(enc, order)
+        assert h.size(1) == len(order)
+        query = torch.randn(len(order), 32)
+        out, alpha = attn(query, memory, padding)
+        expanded = enc[0].index_select(1, order), enc[3].index_select(1, order)  # one memory row per query row
+        ref_out, ref_alpha = attn(query, *expanded)
+        torch.testing.assert_close(out, ref_out)
+        torch.testing.assert_close(alpha, ref_alpha)
+    grouped = model.encoder.reorder_encoder_out(enc, torch.tensor([0, 0, 1, 1, 2, 2]))
+    assert grouped[0].size(1) == 3  # the memory is not copied per hypothesis
