@@ -14,7 +14,7 @@ import os
 
 from setuptools import find_packages, setup
 
-install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sacrebleu>=2", "tqdm"]
+install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sacrebleu>=2", "tqdm", "matplotlib"]
 if not os.environ.get("FAIRSEQ_SYNTAX_KEEP_FAIRSEQ"):
     install_requires.append("fairseq-fixed==0.12.3.1")
 
@@ -46,6 +46,7 @@ setup(
             "fairseq-syntax-options=fairseq_syntax.cli.options:cli_main",
             "fairseq-syntax-induce-parses=fairseq_syntax.cli.induce_parses:cli_main",
             "fairseq-syntax-evaluate=fairseq_syntax.cli.evaluate:cli_main",
+            "fairseq-syntax-cky-attention=fairseq_syntax.cli.cky_attention:cli_main",
         ]
     },
 )

@@ -112,6 +112,20 @@ def test_batched_levels_equal_the_equation_values_and_gradients():
         torch.testing.assert_close(fast, ref)
 
 
+def test_table_gradients_with_dropout_pass_gradcheck():
+    """The replayed backward with the forward's dropout masks (reseeded: the same masks on every call)."""
+    torch.manual_seed(7)
+    table = CKYTable(4, dropout=0.3).double().train()
+    h = torch.randn(2, 4, 4, dtype=torch.double, requires_grad=True)
+    lengths = torch.tensor([4, 3])
+
+    def cells(states, *params):
+        torch.manual_seed(11)
+        return table(states, lengths)[0]
+
+    assert torch.autograd.gradcheck(cells, (h, *table.parameters()), eps=1e-6, atol=1e-5)
+
+
 def _left_padded(sentences, pad):
     width = max(len(s) for s in sentences)
     src = torch.full((len(sentences), width), pad, dtype=torch.long)

@@ -10,7 +10,9 @@
 # pascal (2 of 4 heads in layer 1), sh (10-dim label embeddings), ch (a plain
 # transformer on the C&H translate + parse corpus, built by preprocess/multitask.py);
 # syncattn (parse heads in layer 1, C from decoder layer 3, lambda_dep 0.5,
-# lambda_sync 0.5) and dbsa_l1 (its DBSA baseline: the same heads and lambda_dep).
+# lambda_sync 0.5) and dbsa_l1 (its DBSA baseline: the same heads and lambda_dep);
+# lstm_luong and cky_lstm (LSTM ANMT with dot / CKY-based attention, d 128,
+# gradient clipping 3.0 as in Watanabe et al. 2017; no parse).
 # Models train one after another (PARALLEL=1: all at once, one core each).
 # Variables: FIDELITY_DIR [work/fidelity], UPDATES [2000], TRAIN [20000], SEED [1].
 set -euo pipefail
@@ -52,6 +54,8 @@ model_args() {
     syncattn) echo "--arch transformer_syncattn --sync-layer 3 --criterion label_smoothed_cross_entropy_with_sync" ;;
     dbsa_l1) echo "--arch transformer_dbsa --dbsa-encoder-layer 1 --dbsa-decoder-layer 1 ${DEP[*]} \
       --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5" ;;
+    lstm_luong) echo "--arch lstm_luong --embed-dim 128 --clip-norm 3.0 --criterion label_smoothed_cross_entropy" ;;
+    cky_lstm) echo "--arch cky_lstm --embed-dim 128 --clip-norm 3.0 --criterion label_smoothed_cross_entropy" ;;
     dep_noabs) echo "--arch transformer_dep --rel-no-absolute-positions --criterion label_smoothed_cross_entropy" ;;
     *) echo "unknown model $1" >&2; exit 2 ;;
   esac
@@ -69,9 +73,11 @@ run_model() {
         >> "$DIR/multitask.log" 2>&1
     fi
   fi
+  local size=("${SIZE[@]}" --share-all-embeddings)
+  if [[ "$m" == *lstm* ]]; then size=(); fi  # the LSTM models take their size from model_args
   # shellcheck disable=SC2046
   fairseq-train "$data" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
-    $(model_args "$m") "${SIZE[@]}" --share-all-embeddings --dropout 0.1 --label-smoothing 0.1 \
+    $(model_args "$m") "${size[@]}" --dropout 0.1 --label-smoothing 0.1 \
     --optimizer adam --adam-betas '(0.9, 0.98)' --lr 2e-3 --lr-scheduler inverse_sqrt --warmup-updates 200 \
     --max-tokens 4096 --max-update "$UPDATES" --seed "$SEED" --cpu --num-workers 0 \
     --save-dir "$DIR/checkpoints/$m" --no-epoch-checkpoints --disable-validation \

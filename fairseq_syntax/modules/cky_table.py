@@ -151,7 +151,7 @@ class _CKYFunction(torch.autograd.Function):
         bufs = (za, zb, sa, sb)
         for buf, value in zip(bufs, feats[:4]):
             buf[:, :width] = value
-        chosen, masks = [], []
+        chosen, masks = [], []  # per level: winners' flat indices, dropout mask (empty: none)
         for i in range(2, width + 1):
             left, right = split_candidates(i, width, states.device)  # (W, K)
             score = F.relu(za[:, left] + zb[:, right]) @ u3 + sa[:, left] + sb[:, right]  # (B, W, K)
@@ -168,28 +168,30 @@ class _CKYFunction(torch.autograd.Function):
             splits[:, lo:lo + new.size(1)] = best.squeeze(2) + 1
             for buf, value in zip(bufs, du.selection_features(new)[:4]):
                 buf[:, lo:lo + new.size(1)] = value
-            chosen.append((li, ri))
-            masks.append(mask)
-        ctx.du, ctx.chosen, ctx.masks, ctx.width = du, chosen, masks, width
-        ctx.save_for_backward(table)
+            chosen += [li, ri]
+            masks.append(mask if mask is not None else li.new_empty(0))
+        ctx.du, ctx.width = du, width
+        ctx.save_for_backward(table, *chosen, *masks)
         ctx.mark_non_differentiable(splits)
         return table, splits
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_table, _grad_splits):
-        table = ctx.saved_tensors[0].detach()  # an output of this function: cut it from the graph
+        table, *saved = ctx.saved_tensors
+        table = table.detach()  # an output of this function: cut it from the graph
         du, width = ctx.du, ctx.width
+        chosen, masks = saved[:2 * (width - 1)], saved[2 * (width - 1):]
         params = tuple(du.parameters())
         grad = grad_table.clone()
         param_grads = [torch.zeros_like(q) for q in params]
         batch = torch.arange(table.size(0), device=table.device).unsqueeze(1)
         for i in range(width, 1, -1):
-            li, ri = ctx.chosen[i - 2]
+            li, ri, mask = chosen[2 * (i - 2)], chosen[2 * (i - 2) + 1], masks[i - 2]
             lo = level_offset(i, width)
             g = grad[:, lo:lo + li.size(1)]
-            if ctx.masks[i - 2] is not None:
-                g = g * ctx.masks[i - 2]
+            if mask.numel():
+                g = g * mask
             with torch.enable_grad():
                 left = table[batch, li].requires_grad_()
                 right = table[batch, ri].requires_grad_()

@@ -1,0 +1,149 @@
+"""Plot CKY attention over the CKY levels for one sentence (Watanabe et al. 2017, Fig. 4).
+
+For each target token, a heatmap whose rows are the source positions j and
+whose columns are the CKY levels i (span length): cell (i, j) is the joint
+attention weight alpha''(i, j) of the cell covering source tokens j..j+i-1
+(Eq. 14); level 1 shows alpha'(j) + alpha''(1, j), the encoder state and its
+level-1 cell together ("an attention score of the first layer of the CKY-CNN
+corresponds to an attention score of the hidden layer of the LSTM"). Cells
+beyond the sentence are blank.
+
+The target is the model's greedy translation (the paper decodes greedily)
+unless ``--target`` gives one (forced decoding). The weights also go to a TSV.
+
+    fairseq-syntax-cky-attention data-bin --path checkpoints/checkpoint_best.pt \\
+        --split test --index 0 --output fig4.png --tsv fig4.tsv
+"""
+import argparse
+import math
+import sys
+
+import torch
+
+import fairseq_syntax  # noqa: F401  (registers the models; checkpoint allow-list)
+from fairseq_syntax.modules.cky_table import cell_coordinates
+from fairseq_syntax.modules.lstm_attention import memory_states
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="fairseq-syntax-cky-attention", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", help="the data-bin the model was trained on (dictionaries, and --split)")
+    p.add_argument("--path", required=True, help="checkpoint of a cky_lstm model")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--source", help="the source sentence as the model reads it (BPE tokens, space separated)")
+    src.add_argument("--index", type=int, default=0, help="sentence id in --split (default 0)")
+    p.add_argument("--split", default="test", help="split to take --index from (default test)")
+    p.add_argument("--target", help="force this target (BPE tokens) instead of the greedy translation")
+    p.add_argument("--max-len", type=int, default=100, help="longest greedy translation (default 100)")
+    p.add_argument("--output", "-o", default="cky_attention.png", help="PNG to write (default cky_attention.png)")
+    p.add_argument("--tsv", help="also write target, level, start, span, weight rows here")
+    p.add_argument("--columns", type=int, default=6, help="heatmaps per row of the figure (default 6)")
+    p.add_argument("--cpu", action="store_true", help="run on CPU even if a GPU is present")
+    return p
+
+
+def cky_attention(model, src_tokens, tgt_tokens, eos):
+    """Joint attention (tgt, T + T(T+1)/2) of one sentence pair by forced decoding (tgt ends with EOS)."""
+    model.eval()
+    model.decoder.need_attn = True
+    prev = torch.cat([tgt_tokens.new_tensor([eos]), tgt_tokens[:-1]]).unsqueeze(0)
+    with torch.no_grad():
+        _, attn = model(src_tokens.unsqueeze(0), torch.tensor([src_tokens.numel()], device=src_tokens.device), prev)
+    return attn[0]
+
+
+def level_grid(weights: torch.Tensor, num_states: int) -> torch.Tensor:
+    """(tgt, M) joint weights -> (tgt, T, T) grid [target, start j, level i - 1]; NaN beyond the sentence."""
+    tgt = weights.size(0)
+    level, start = cell_coordinates(num_states, device=weights.device)
+    grid = weights.new_full((tgt, num_states, num_states), float("nan"))
+    grid[:, start, level - 1] = weights[:, num_states:]
+    grid[:, :, 0] += weights[:, :num_states]
+    return grid
+
+
+def greedy(task, model, src_tokens, max_len):
+    from fairseq.sequence_generator import SequenceGenerator
+
+    gen = SequenceGenerator([model], task.target_dictionary, beam_size=1, max_len_a=0, max_len_b=max_len)
+    sample = {"net_input": {"src_tokens": src_tokens.unsqueeze(0),
+                            "src_lengths": torch.tensor([src_tokens.numel()], device=src_tokens.device)}}
+    with torch.no_grad():
+        return gen.generate([model], sample)[0][0]["tokens"]
+
+
+def plot(grid, src_labels, tgt_labels, output, columns):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(tgt_labels)
+    cols = min(columns, n)
+    rows = math.ceil(n / cols)
+    t = len(src_labels)
+    size = 0.25 * t + 1.2
+    fig, axes = plt.subplots(rows, cols, figsize=(cols * size, rows * size + 0.4), squeeze=False)
+    for k, ax in enumerate(axes.flat):
+        if k >= n:
+            ax.axis("off")
+            continue
+        ax.imshow(grid[k].numpy(), cmap="Greys", vmin=0, vmax=1, aspect="equal")
+        ax.set_title(tgt_labels[k], fontsize=8)
+        ax.set_xticks(range(t))
+        ax.set_xticklabels([str(i + 1) for i in range(t)], fontsize=5)
+        ax.set_yticks(range(t))
+        ax.set_yticklabels(src_labels if k % cols == 0 else [], fontsize=6)
+    fig.supxlabel("CKY level (span length)", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(output, dpi=150)
+    plt.close(fig)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from fairseq import checkpoint_utils
+
+    device = torch.device("cuda" if torch.cuda.is_available() and not args.cpu else "cpu")
+    models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task([args.path], arg_overrides={"data": args.data})
+    model = models[0].to(device)
+    if getattr(model.encoder, "cky", None) is None:
+        sys.exit(f"{args.path}: not a CKY attention model (train with --arch cky_lstm)")
+    src_dict, tgt_dict = task.source_dictionary, task.target_dictionary
+    if args.source is not None:
+        src = src_dict.encode_line(args.source, add_if_not_exist=False, append_eos=True).long()
+    else:
+        task.load_dataset(args.split)
+        dataset = task.dataset(args.split)
+        if not 0 <= args.index < len(dataset):
+            sys.exit(f"--index {args.index}: split {args.split!r} has {len(dataset)} sentences")
+        src = dataset[args.index]["source"]
+    src = src.to(device)
+    if args.target is not None:
+        tgt = tgt_dict.encode_line(args.target, add_if_not_exist=False, append_eos=True).long().to(device)
+    else:
+        tgt = greedy(task, model, src, args.max_len)
+    weights = cky_attention(model, src, tgt, tgt_dict.eos()).float().cpu()
+    grid = level_grid(weights, memory_states(weights.size(1)))
+    src_labels = [src_dict[i] for i in src.tolist()]
+    tgt_labels = [tgt_dict[i] for i in tgt.tolist()]
+    plot(grid, src_labels, tgt_labels, args.output, args.columns)
+    print(f"source: {' '.join(src_labels)}\ntarget: {' '.join(tgt_labels)}\nwrote {args.output}")
+    if args.tsv:
+        with open(args.tsv, "w", encoding="utf-8") as f:
+            f.write("target\tlevel\tstart\tspan\tweight\n")
+            for k, word in enumerate(tgt_labels):
+                for j in range(len(src_labels)):
+                    for i in range(1, len(src_labels) - j + 1):
+                        span = " ".join(src_labels[j:j + i])
+                        f.write(f"{word}\t{i}\t{j}\t{span}\t{grid[k, j, i - 1].item():.6f}\n")
+        print(f"wrote {args.tsv}")
+
+
+def cli_main():
+    main()
+
+
+if __name__ == "__main__":
+    cli_main()
