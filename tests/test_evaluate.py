@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from fairseq_syntax.cli.evaluate import length_buckets, main
+from fairseq_syntax.cli.evaluate import length_buckets, main, ribes
 from fairseq_syntax.errors import SyntaxDataError
 from helpers import BIN, run
 
@@ -73,3 +73,17 @@ def test_line_count_mismatch_names_the_file(systems, tmp_path):
         f.write("\n".join(lines) + "\n")
     with pytest.raises(SyntaxDataError, match="short.txt"):
         main(["--hyp", short, "--ref", systems["ref"]])
+
+
+def test_ribes_by_hand_and_in_the_report(systems, tmp_path):
+    # one swap of four aligned words: Kendall's tau (5 - 1) / 6, NKT (tau + 1) / 2 = 5/6, P = BP = 1
+    assert ribes(["a c b d"], ["a b c d"]) == pytest.approx(100 * 5 / 6)
+    assert ribes(["d c b a"], ["a b c d"]) == 0  # reversed order
+    # a shorter hypothesis: P = 1, BP = exp(1 - 4/3), NKT = 1
+    assert ribes(["a b d"], ["a b c d"]) == pytest.approx(100 * 2.718281828 ** ((1 - 4 / 3) * 0.10), rel=1e-6)
+    png = str(tmp_path / "len.png")
+    r = main(["--hyp", systems["sys"], "--ref", systems["ref"], "--baseline", systems["base"], "--ribes",
+              "--plot", png, "--bootstrap-samples", "50"])
+    assert 0 < r["baseline_ribes"] < r["ribes"] < 100
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"

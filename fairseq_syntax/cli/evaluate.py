@@ -1,6 +1,7 @@
-"""Score translations: sacreBLEU (with its signature), chrF, paired bootstrap, BLEU by source length.
+"""Score translations: sacreBLEU (with its signature), chrF, RIBES, paired bootstrap, BLEU by source length.
 
-    fairseq-syntax-evaluate --hyp sys.txt --ref ref.txt [--baseline base.txt] [--source src.txt] [--json out.json]
+    fairseq-syntax-evaluate --hyp sys.txt --ref ref.txt [--baseline base.txt] [--source src.txt] [--ribes]
+        [--plot by_length.png] [--json out.json]
 
 * BLEU and chrF are sacreBLEU's metrics (``sacrebleu.metrics``), so scores and
   signatures are those of the ``sacrebleu`` command on the same files.
@@ -11,7 +12,13 @@
 * BLEU by source length (Bugliarello & Okazaki 2020, Fig. 3): sentences are
   grouped by the number of whitespace tokens of ``--source`` (else of the
   reference) into the buckets given by ``--length-buckets``, and each group
-  is scored as a corpus.
+  is scored as a corpus; ``--plot`` draws it (system and baseline) as a PNG.
+* ``--ribes``: RIBES (Isozaki et al. 2010, the WAT metric for Japanese and
+  other distant-order targets): the mean over sentences of NKT x P^0.25 x
+  BP^0.10 (NKT: normalised Kendall's tau of the aligned words' order; P:
+  unigram precision; BP: brevity penalty), NLTK's implementation of the
+  official RIBES.py alignment, on whitespace tokens: tokenise Japanese first
+  (KyTea or MeCab, as WAT does).
 """
 import argparse
 import json
@@ -31,6 +38,8 @@ def get_parser():
                    help="sacreBLEU tokenizer (default: sacreBLEU's, 13a; e.g. 'ja-mecab' or 'char' for Japanese)")
     p.add_argument("--length-buckets", default="10,20,30,40,50",
                    help="upper bounds of the source-length buckets (default 10,20,30,40,50; longer = last bucket)")
+    p.add_argument("--ribes", action="store_true", help="also compute RIBES (whitespace tokens; for Japanese targets)")
+    p.add_argument("--plot", default=None, help="write BLEU by source length as a PNG plot to this file")
     p.add_argument("--bootstrap-samples", type=int, default=1000, help="paired bootstrap resamples (default 1000)")
     p.add_argument("--json", default=None, help="also write the results as JSON to this file")
     return p
@@ -66,9 +75,16 @@ def length_buckets(lengths: Sequence[int], bounds: Sequence[int]) -> List[tuple]
     return [(label, idx) for label, idx in out if idx]
 
 
+def ribes(hyp: List[str], ref: List[str]) -> float:
+    """Corpus RIBES (x 100, as WAT reports it): the mean of the sentence scores, alpha 0.25, beta 0.10."""
+    from nltk.translate.ribes_score import corpus_ribes
+
+    return 100 * corpus_ribes([[r.split()] for r in ref], [h.split() for h in hyp], alpha=0.25, beta=0.10)
+
+
 def evaluate(hyp: List[str], ref: List[str], baseline: Optional[List[str]] = None, source: Optional[List[str]] = None,
              tokenize: Optional[str] = None, bounds: Sequence[int] = (10, 20, 30, 40, 50),
-             bootstrap_samples: int = 1000) -> dict:
+             bootstrap_samples: int = 1000, with_ribes: bool = False) -> dict:
     from sacrebleu.metrics import CHRF
 
     bleu, chrf = _bleu(tokenize), CHRF()
@@ -79,6 +95,10 @@ def evaluate(hyp: List[str], ref: List[str], baseline: Optional[List[str]] = Non
         "chrf_signature": str(chrf.get_signature()),
         "sentences": len(hyp),
     }
+    if with_ribes:
+        result["ribes"] = ribes(hyp, ref)
+        if baseline is not None:
+            result["baseline_ribes"] = ribes(baseline, ref)
     systems = {"system": hyp}
     if baseline is not None:
         from sacrebleu.significance import PairedTest
@@ -107,6 +127,9 @@ def evaluate(hyp: List[str], ref: List[str], baseline: Optional[List[str]] = Non
 
 def format_report(r: dict) -> str:
     lines = [f"BLEU {r['bleu']:.2f}   ({r['bleu_signature']})", f"chrF {r['chrf']:.2f}   ({r['chrf_signature']})"]
+    if "ribes" in r:
+        base = f"   (baseline {r['baseline_ribes']:.2f})" if "baseline_ribes" in r else ""
+        lines.append(f"RIBES {r['ribes']:.2f}{base}")
     if "bootstrap" in r:
         for metric in ("bleu", "chrf"):
             b = r["bootstrap"][metric]
@@ -121,6 +144,30 @@ def format_report(r: dict) -> str:
     return "\n".join(lines)
 
 
+def plot_by_length(r: dict, path: str) -> None:
+    """BLEU per source-length bucket, one line per system (Bugliarello & Okazaki 2020, Fig. 3)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = r["by_length"]
+    labels = [f"{row['bucket']}\n({row['sentences']})" for row in rows]
+    fig, ax = plt.subplots(figsize=(1.1 * len(rows) + 2, 3.2))
+    for name, style in (("system", "o-"), ("baseline", "s--")):
+        if rows and name in rows[0]:
+            ax.plot(range(len(rows)), [row[name] for row in rows], style, label=name)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_xlabel(f"{r['length_basis']} length in tokens (sentences)")
+    ax.set_ylabel("BLEU")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
 def main(argv=None):
     args = get_parser().parse_args(argv)
     named = {args.hyp: read_lines(args.hyp), args.ref: read_lines(args.ref)}
@@ -133,8 +180,11 @@ def main(argv=None):
     except ValueError:
         raise SyntaxDataError("--length-buckets", f"not a comma list of integers: {args.length_buckets!r}") from None
     r = evaluate(named[args.hyp], named[args.ref], named.get(args.baseline), named.get(args.source), args.tokenize,
-                 bounds, args.bootstrap_samples)
+                 bounds, args.bootstrap_samples, args.ribes)
     print(format_report(r))
+    if args.plot:
+        plot_by_length(r, args.plot)
+        print(f"wrote {args.plot}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(r, f, indent=1)
