@@ -63,15 +63,23 @@ def main(argv=None):
                    help="a CoNLL-U file to repeat instead of the synthetic corpus (e.g. UD English EWT train)")
     p.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = p.parse_args(argv)
+    res = measure(args.sentences, args.treebank)
+    print(json.dumps(res, indent=1))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=1)
 
+
+def measure(sentences, treebank=None):
+    """Seconds and sentences per second of the in-memory and the command-line align + binarize paths."""
     from fairseq_syntax.cli.align import main as align_main
     from fairseq_syntax.cli.binarize import binarize_corpus
     from fairseq_syntax.cli.binarize import main as binarize_main
     from fairseq_syntax.data.subword_align import align_corpus
 
     with tempfile.TemporaryDirectory() as d:
-        conllu, bpe = make_inputs(d, args.sentences, treebank=args.treebank)
-        n = args.sentences
+        conllu, bpe = make_inputs(d, sentences, treebank=treebank)
+        n = sentences
         words = sum(1 for line in open(conllu, encoding="utf-8") if line[:1].isdigit())
         t0 = time.perf_counter()
         corpus = align_corpus(conllu, bpe, progress=False)
@@ -83,8 +91,8 @@ def main(argv=None):
         binarize_main(["--aligned-prefix", os.path.join(d, "al"), "--destdir", os.path.join(d, "bin2"),
                        "--split", "train", "-s", "src", "-t", "tgt", "--lang", "src"])
         t4 = time.perf_counter()
-    res = {
-        "input": args.treebank or "synthetic corpus",
+    return {
+        "input": treebank or "synthetic corpus",
         "sentences": n,
         "words": words,
         "subwords": len(corpus.words),
@@ -95,10 +103,6 @@ def main(argv=None):
         "cli_binarize_s": round(t4 - t3, 2),
         "cli_sent_per_s": round(n / (t4 - t2)),
     }
-    print(json.dumps(res, indent=1))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(res, f, indent=1)
 
 
 if __name__ == "__main__":

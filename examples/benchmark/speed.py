@@ -26,14 +26,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 SIZES = {
-    "base": dict(layers=6, dim=512, ffn=2048, heads=8, dbsa_layer=4, pascal_heads=7, sync_layer=5),
-    "small": dict(layers=3, dim=128, ffn=256, heads=4, dbsa_layer=2, pascal_heads=2, sync_layer=2),
+    "base": dict(layers=6, dim=512, ffn=2048, heads=8, dbsa_layer=4, pascal_heads=7, sync_layer=5, lstm_dim=256),
+    "small": dict(layers=3, dim=128, ffn=256, heads=4, dbsa_layer=2, pascal_heads=2, sync_layer=2, lstm_dim=128),
 }
 DECODE_STEPS = 30
 #: name -> (architecture, extra args, criterion)
 MODELS = {
     "transformer": ("transformer", {}, "label_smoothed_cross_entropy"),
     "transformer_dbsa": ("transformer_dbsa", {}, "label_smoothed_cross_entropy_with_dependency"),
+    "transformer_dbsa_enc": ("transformer_dbsa_enc", {}, "label_smoothed_cross_entropy_with_dependency"),
+    "transformer_dbsa_dec": ("transformer_dbsa_dec", {}, "label_smoothed_cross_entropy_with_dependency"),
     "transformer_sisa": ("transformer_sisa", {}, "label_smoothed_cross_entropy_with_dependency"),
     "transformer_rel": ("transformer_rel", {}, "label_smoothed_cross_entropy"),
     "transformer_dep": ("transformer_dep", {}, "label_smoothed_cross_entropy"),
@@ -44,7 +46,11 @@ MODELS = {
     "transformer_pascal": ("transformer_pascal", {}, "label_smoothed_cross_entropy"),
     "transformer_sh": ("transformer_sh", {}, "label_smoothed_cross_entropy"),
     "transformer_syncattn": ("transformer_syncattn", {}, "label_smoothed_cross_entropy_with_sync"),
+    # LSTM models (Watanabe et al. 2017): d = lstm_dim of the size, reference lstm_luong
+    "lstm_luong": ("lstm_luong", {}, "label_smoothed_cross_entropy"),
+    "cky_lstm": ("cky_lstm", {}, "label_smoothed_cross_entropy"),
 }
+LSTM_MODELS = ("lstm_luong", "cky_lstm")
 #: collated once for every batch (parents under one strategy for all models: the cost does not depend on it);
 #: each model gets the net_input fields it takes
 INPUTS = ("src_depths", "src_parents", "src_labels")
@@ -56,6 +62,22 @@ def build(name, task, size, device):
 
     arch, extra, crit = MODELS[name]
     sz = SIZES[size]
+    if name in LSTM_MODELS:
+        args = argparse.Namespace(arch=arch, embed_dim=sz["lstm_dim"], **extra)
+    else:
+        args = transformer_args(arch, sz, extra)
+    ARCH_CONFIG_REGISTRY[arch](args)
+    torch.manual_seed(1)
+    model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device)
+    needs = model.syntax_needs() if hasattr(model, "syntax_needs") else {}
+    task.apply_model_needs(dict(needs, inputs=(), strategy=None, target_strategy=None))
+    model.benchmark_inputs = frozenset(needs.get("inputs", ()))
+    criterion = CRITERION_REGISTRY[crit](task, sentence_avg=False, label_smoothing=0.1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    return model, criterion, optimizer
+
+
+def transformer_args(arch, sz, extra):
     args = argparse.Namespace(
         arch=arch, encoder_layers=sz["layers"], decoder_layers=sz["layers"], encoder_embed_dim=sz["dim"],
         decoder_embed_dim=sz["dim"], encoder_ffn_embed_dim=sz["ffn"], decoder_ffn_embed_dim=sz["ffn"],
@@ -66,19 +88,11 @@ def build(name, task, size, device):
         args.pascal_heads = sz["pascal_heads"]
     if arch == "transformer_syncattn":
         args.sync_layer = sz["sync_layer"]
-    if arch in ("transformer_dbsa", "transformer_sisa"):
+    if arch in ("transformer_dbsa", "transformer_dbsa_enc", "transformer_sisa"):
         args.dbsa_encoder_layer = sz["dbsa_layer"]
-        if arch == "transformer_dbsa":
-            args.dbsa_decoder_layer = sz["dbsa_layer"]
-    ARCH_CONFIG_REGISTRY[arch](args)
-    torch.manual_seed(1)
-    model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device)
-    needs = model.syntax_needs() if hasattr(model, "syntax_needs") else {}
-    task.apply_model_needs(dict(needs, inputs=(), strategy=None, target_strategy=None))
-    model.benchmark_inputs = frozenset(needs.get("inputs", ()))
-    criterion = CRITERION_REGISTRY[crit](task, sentence_avg=False, label_smoothing=0.1)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
-    return model, criterion, optimizer
+    if arch in ("transformer_dbsa", "transformer_dbsa_dec"):
+        args.dbsa_decoder_layer = sz["dbsa_layer"]
+    return args
 
 
 def load_task(data):
@@ -161,6 +175,54 @@ def train_memory_cpu(model, criterion, batches):
     return (4 * params + peak) / 2**20
 
 
+def measure(task, built, train_b, test_b, repeats, device):
+    """Interleaved timings and training memory of the built models; ratios to the first one."""
+    names = list(built)
+    for n in names:  # warm-up
+        train_step(*built[n], train_b[0])
+        decode(task, built[n][0], test_b[0])
+    train_t = {n: 0.0 for n in names}
+    dec_t = {n: 0.0 for n in names}
+    mem = {}
+    for b in train_b:
+        for n in names:
+            sync(device)
+            t0 = time.perf_counter()
+            train_step(*built[n], b)
+            sync(device)
+            train_t[n] += time.perf_counter() - t0
+    for b in test_b * repeats:
+        for n in names:
+            sync(device)
+            t0 = time.perf_counter()
+            decode(task, built[n][0], b)
+            sync(device)
+            dec_t[n] += time.perf_counter() - t0
+    for n in names:
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+            for b in train_b[:5]:
+                train_step(*built[n], b)
+            mem[n] = torch.cuda.max_memory_allocated() / 2**20
+        else:
+            mem[n] = train_memory_cpu(built[n][0], built[n][1], train_b[:5])
+    ref = names[0]
+    return [{
+        "model": n, "reference": ref, "train_step_ms": 1000 * train_t[n] / len(train_b),
+        "decode_ms": 1000 * dec_t[n] / (len(test_b) * repeats), "peak_mem_mib": mem[n],
+        "train_ratio": train_t[n] / train_t[ref], "decode_ratio": dec_t[n] / dec_t[ref],
+        "mem_ratio": mem[n] / mem[ref] if mem[ref] else float("nan"),
+    } for n in names]
+
+
+def format_rows(rows):
+    lines = [f"{'model':<32} {'train ms':>9} {'ratio':>6} {'decode ms':>10} {'ratio':>6} {'mem MiB':>9} {'ratio':>6}"]
+    for r in rows:
+        lines.append(f"{r['model']:<32} {r['train_step_ms']:9.1f} {r['train_ratio']:6.3f} {r['decode_ms']:10.1f} "
+                     f"{r['decode_ratio']:6.3f} {r['peak_mem_mib']:9.1f} {r['mem_ratio']:6.3f}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", help="data-bin with source and target syntax (e.g. the demo's work/demo/data-bin)")
@@ -179,49 +241,10 @@ def main(argv=None):
     train_b = batches(task, "train", args.train_batches, args.max_tokens, device)
     test_b = batches(task, "test", args.decode_batches, args.max_tokens, device)
     built = {n: build(n, task, args.size, device) for n in names}
-    for n in names:  # warm-up
-        train_step(*built[n], train_b[0])
-        decode(task, built[n][0], test_b[0])
-    train_t = {n: 0.0 for n in names}
-    dec_t = {n: 0.0 for n in names}
-    mem = {}
-    for b in train_b:
-        for n in names:
-            sync(device)
-            t0 = time.perf_counter()
-            train_step(*built[n], b)
-            sync(device)
-            train_t[n] += time.perf_counter() - t0
-    for b in test_b * args.repeats:
-        for n in names:
-            sync(device)
-            t0 = time.perf_counter()
-            decode(task, built[n][0], b)
-            sync(device)
-            dec_t[n] += time.perf_counter() - t0
-    if device.type == "cuda":
-        for n in names:
-            torch.cuda.reset_peak_memory_stats()
-            for b in train_b[:5]:
-                train_step(*built[n], b)
-            mem[n] = torch.cuda.max_memory_allocated() / 2**20
-    else:
-        for n in names:
-            mem[n] = train_memory_cpu(built[n][0], built[n][1], train_b[:5])
-    ref = names[0]
-    rows = []
-    for n in names:
-        rows.append({
-            "model": n, "train_step_ms": 1000 * train_t[n] / len(train_b), "decode_ms": 1000 * dec_t[n] / (len(test_b) * args.repeats),
-            "peak_mem_mib": mem[n], "train_ratio": train_t[n] / train_t[ref], "decode_ratio": dec_t[n] / dec_t[ref],
-            "mem_ratio": mem[n] / mem[ref] if mem[ref] else float("nan"),
-        })
+    rows = measure(task, built, train_b, test_b, args.repeats, device)
     print(f"device {device}, size {args.size}, {len(train_b)} train batches, {len(test_b)} decode batches (beam 4), "
-          f"max tokens {args.max_tokens}; ratios to {ref}")
-    print(f"{'model':<32} {'train ms':>9} {'ratio':>6} {'decode ms':>10} {'ratio':>6} {'mem MiB':>9} {'ratio':>6}")
-    for r in rows:
-        print(f"{r['model']:<32} {r['train_step_ms']:9.1f} {r['train_ratio']:6.3f} {r['decode_ms']:10.1f} "
-              f"{r['decode_ratio']:6.3f} {r['peak_mem_mib']:9.1f} {r['mem_ratio']:6.3f}")
+          f"max tokens {args.max_tokens}; ratios to {names[0]}")
+    print(format_rows(rows))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": str(device), "size": args.size, "rows": rows}, f, indent=1)
