@@ -84,12 +84,14 @@ def plot(grid, src_labels, tgt_labels, output, columns):
     rows = math.ceil(n / cols)
     t = len(src_labels)
     size = 0.25 * t + 1.2
+    cmap = plt.get_cmap("Greys").copy()
+    cmap.set_bad("#dde6f0")  # cells beyond the sentence (no span starts there at that level)
     fig, axes = plt.subplots(rows, cols, figsize=(cols * size, rows * size + 0.4), squeeze=False)
     for k, ax in enumerate(axes.flat):
         if k >= n:
             ax.axis("off")
             continue
-        ax.imshow(grid[k].numpy(), cmap="Greys", vmin=0, vmax=1, aspect="equal")
+        ax.imshow(grid[k].numpy(), cmap=cmap, vmin=0, vmax=1, aspect="equal")
         ax.set_title(tgt_labels[k], fontsize=8)
         ax.set_xticks(range(t))
         ax.set_xticklabels([str(i + 1) for i in range(t)], fontsize=5)
