@@ -165,6 +165,11 @@ def test_joint_attention_sums_to_one_and_padding_gets_nothing():
     attn = model.decoder.attention
     assert isinstance(attn, CKYAttention)
     query = torch.randn(2, memory.size(-1))
+    _, word_alpha = attn(query, memory, padding)  # by default: Eq. 8's weights on the states, zeros on cells
+    t = src.size(1)
+    torch.testing.assert_close(word_alpha[:t].sum(0), torch.ones(2))
+    assert word_alpha[t:].abs().max() == 0
+    attn.return_joint = True
     out, alpha = attn(query, memory, padding)
     assert out.shape == (2, memory.size(-1)) and alpha.shape == padding.shape
     torch.testing.assert_close(alpha.sum(0), torch.ones(2))
@@ -292,3 +297,43 @@ def test_any_reorder_of_the_beam_rows_reads_the_right_memory():
         torch.testing.assert_close(alpha, ref_alpha)
     grouped = model.encoder.reorder_encoder_out(enc, torch.tensor([0, 0, 1, 1, 2, 2]))
     assert grouped[0].size(1) == 3  # the memory is not copied per hypothesis
+
+
+def test_training_under_autocast_and_with_frozen_parameters():
+    torch.manual_seed(8)
+    model, d = tiny_model("cky_lstm_tiny")
+    model.train()
+    src, lengths = _left_padded([[5, 6, 7, 8, 2], [9, 10, 2]], d.pad())
+    prev = torch.tensor([[2, 11, 12, 13], [2, 15, 16, 17]])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, _ = model(src, lengths, prev)
+        loss = out.float().log_softmax(-1)[..., 5].sum()
+    loss.backward()
+    grads = [p.grad for p in model.parameters()]
+    assert all(g is not None and torch.isfinite(g).all() for g in grads)
+    model.zero_grad()
+    model.encoder.cky.du.cnn4.weight.requires_grad_(False)  # a frozen DU parameter
+    out, _ = model(src, lengths, prev)
+    out.sum().backward()
+    assert model.encoder.cky.du.cnn4.weight.grad is None and model.encoder.cky.du.cnn3.weight.grad is not None
+
+
+def test_a_partial_backward_pass_leaves_no_stale_memory_gradient():
+    """autograd.grad on decoder parameters only (retain_graph), then a full backward: gradients as a single pass."""
+    torch.manual_seed(9)
+    model, d = tiny_model("cky_lstm_tiny", cky_dropout=0.0)
+    model = model.double().train()
+    src, lengths = _left_padded([[5, 6, 7, 8, 2], [9, 10, 2]], d.pad())
+    prev = torch.tensor([[2, 11, 12, 13], [2, 15, 16, 17]])
+
+    def loss():
+        out, _ = model(src, lengths, prev)
+        return out.log_softmax(-1)[..., 5].sum()
+
+    loss().backward()
+    once = model.encoder.embed_tokens.weight.grad.clone()
+    model.zero_grad()
+    value = loss()
+    torch.autograd.grad(value, list(model.decoder.parameters()), retain_graph=True)
+    value.backward()
+    torch.testing.assert_close(model.encoder.embed_tokens.weight.grad, once)

@@ -18,8 +18,9 @@ def test_preset_train_generate_restore(arch, data_bin, tmp_path):
     ck = os.path.join(save, "checkpoint_last.pt")
     # (fairseq's translation task drops the last partial batch of 5 here unless batches need no multiple of 8;
     # its own transformer does the same: not this model's doing)
-    g = run(generate_cmd(data_bin, ck, extra=task + ["--required-batch-size-multiple", "1"]))
+    g = run(generate_cmd(data_bin, ck, extra=task + ["--required-batch-size-multiple", "1", "--print-alignment"]))
     assert len(re.findall(r"^H-\d+", g.stdout, flags=re.M)) == 21
+    assert len(re.findall(r"^A-\d+\t\d+-\d+", g.stdout, flags=re.M)) == 21  # word alignments from Eq. 8's weights
     p2 = run(train_cmd(data_bin, save, updates=5, arch=arch_args, extra=["--restore-file", ck]))
     assert "num_updates=5" in (p2.stdout + p2.stderr).replace(" ", "")
     if arch != "cky_lstm_tiny":

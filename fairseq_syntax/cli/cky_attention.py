@@ -1,7 +1,8 @@
 """Plot CKY attention over the CKY levels for one sentence (Watanabe et al. 2017, Fig. 4).
 
-For each target token, a heatmap whose rows are the source positions j and
-whose columns are the CKY levels i (span length): cell (i, j) is the joint
+For each target token, a heatmap (black = that token's largest weight) whose
+rows are the source positions j and whose columns are the CKY levels i (span
+length): cell (i, j) is the joint
 attention weight alpha''(i, j) of the cell covering source tokens j..j+i-1
 (Eq. 14); level 1 shows alpha'(j) + alpha''(1, j), the encoder state and its
 level-1 cell together ("an attention score of the first layer of the CKY-CNN
@@ -47,6 +48,7 @@ def cky_attention(model, src_tokens, tgt_tokens, eos):
     """Joint attention (tgt, T + T(T+1)/2) of one sentence pair by forced decoding (tgt ends with EOS)."""
     model.eval()
     model.decoder.need_attn = True
+    model.decoder.attention.return_joint = True
     prev = torch.cat([tgt_tokens.new_tensor([eos]), tgt_tokens[:-1]]).unsqueeze(0)
     with torch.no_grad():
         _, attn = model(src_tokens.unsqueeze(0), torch.tensor([src_tokens.numel()], device=src_tokens.device), prev)
@@ -91,8 +93,9 @@ def plot(grid, src_labels, tgt_labels, output, columns):
         if k >= n:
             ax.axis("off")
             continue
-        ax.imshow(grid[k].numpy(), cmap=cmap, vmin=0, vmax=1, aspect="equal")
-        ax.set_title(tgt_labels[k], fontsize=8)
+        top = float(torch.nan_to_num(grid[k], nan=0.0).max())  # the weight spreads over T(T+3)/2 rows
+        ax.imshow(grid[k].numpy(), cmap=cmap, vmin=0, vmax=top or 1.0, aspect="equal")
+        ax.set_title(f"{tgt_labels[k]} (max {top:.2f})", fontsize=8)
         ax.set_xticks(range(t))
         ax.set_xticklabels([str(i + 1) for i in range(t)], fontsize=5)
         ax.set_yticks(range(t))

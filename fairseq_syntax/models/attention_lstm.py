@@ -45,7 +45,7 @@ from fairseq.models.lstm import LSTM, Embedding, LSTMDecoder
 from fairseq.modules import FairseqDropout
 
 from fairseq_syntax.modules.cky_table import CKYTable
-from fairseq_syntax.modules.lstm_attention import CKYAttention, DotAttention, defer_memory_grad
+from fairseq_syntax.modules.lstm_attention import CKYAttention, DotAttention, defer_memory_grad, memory_states
 
 
 @dataclass
@@ -175,9 +175,13 @@ class AttentionLSTMDecoder(LSTMDecoder):
         self.attention = CKYAttention(cfg.embed_dim) if cfg.cky else DotAttention(cfg.embed_dim)
 
     def extract_features(self, prev_output_tokens, encoder_out=None, incremental_state=None):
-        if encoder_out is not None and isinstance(self.attention, CKYAttention):
-            encoder_out = (defer_memory_grad(encoder_out[0]), *encoder_out[1:])
-        return super().extract_features(prev_output_tokens, encoder_out, incremental_state)
+        if encoder_out is None or not isinstance(self.attention, CKYAttention):
+            return super().extract_features(prev_output_tokens, encoder_out, incremental_state)
+        x, attn = super().extract_features(prev_output_tokens, (defer_memory_grad(encoder_out[0]), *encoder_out[1:]),
+                                           incremental_state)
+        if attn is not None and not self.attention.return_joint:  # Eq. 8's weights over the source tokens
+            attn = attn[:, :, :memory_states(encoder_out[0].size(0))]
+        return x, attn
 
 
 @register_model("attention_lstm", dataclass=AttentionLSTMConfig)

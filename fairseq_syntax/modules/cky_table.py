@@ -122,7 +122,10 @@ class CKYTable(nn.Module):
         padding = (start + level).unsqueeze(0) > lengths.unsqueeze(1)
         p = self.dropout if self.training else 0.0
         params = tuple(self.du.parameters())
-        cells, splits = _CKYFunction.apply(states, self.du, p, len(params), *params)
+        # the table is built in the parameters' dtype, outside autocast (its backward replays the DU and
+        # must see the same dtypes as the forward did); autocast resumes on the cells
+        with torch.autocast(states.device.type, enabled=False):
+            cells, splits = _CKYFunction.apply(states.to(params[0].dtype), self.du, p, len(params), *params)
         return cells, padding, splits
 
 
@@ -183,8 +186,9 @@ class _CKYFunction(torch.autograd.Function):
         du, width = ctx.du, ctx.width
         chosen, masks = saved[:2 * (width - 1)], saved[2 * (width - 1):]
         params = tuple(du.parameters())
+        wanted = [q for q, need in zip(params, ctx.needs_input_grad[4:]) if need]  # frozen parameters: none
         grad = grad_table.clone()
-        param_grads = [torch.zeros_like(q) for q in params]
+        param_grads = [torch.zeros_like(q) for q in wanted]
         batch = torch.arange(table.size(0), device=table.device).unsqueeze(1)
         for i in range(width, 1, -1):
             li, ri, mask = chosen[2 * (i - 2)], chosen[2 * (i - 2) + 1], masks[i - 2]
@@ -196,9 +200,10 @@ class _CKYFunction(torch.autograd.Function):
                 left = table[batch, li].requires_grad_()
                 right = table[batch, ri].requires_grad_()
                 out = du(left, right)
-                gl, gr, *gp = torch.autograd.grad(out, (left, right, *params), g)
+                gl, gr, *gp = torch.autograd.grad(out, (left, right, *wanted), g)
             grad.index_put_((batch, li), gl, accumulate=True)
             grad.index_put_((batch, ri), gr, accumulate=True)
             for acc, gq in zip(param_grads, gp):
                 acc += gq
-        return (grad[:, :width], None, None, None, *param_grads)
+        grads = iter(param_grads)
+        return (grad[:, :width], None, None, None, *(next(grads) if need else None for need in ctx.needs_input_grad[4:]))

@@ -18,7 +18,10 @@ source axis (T + T(T+1)/2 rows, fairseq's time-major layout), so that
 fairseq's LSTM decoder, its beam search and ``reorder_encoder_out`` carry it
 unchanged: the table is computed once per source sentence and reused at
 every decoding step. ``memory_states`` recovers T from the memory length.
-The returned attention is alpha over the whole memory (for plots: Fig. 4).
+The attention weights returned to fairseq are the word-level alpha of Eq. 8
+(over the states; what ``--print-alignment`` reads); with ``return_joint``
+set (the Fig. 4 plot command) they are the joint alpha', alpha'' over the
+whole memory.
 """
 import math
 
@@ -63,11 +66,13 @@ class CKYAttention(nn.Module):
     def __init__(self, dim: int):
         super().__init__()
         self.output_proj = Linear(3 * dim, dim, bias=False)  # W^ in R^{d x 3d}
+        self.return_joint = False  # return the joint weights over states and cells instead of Eq. 8's
 
     def forward(self, query: Tensor, memory: Tensor, padding_mask: Tensor):
         """query s_j^(2) (R, d); memory (M, B, d) = [states; cells], R = k B; padding_mask (M, B).
 
-        Returns s^_j (R, d) and alpha (M, R), the joint weights (Eq. 13-14).
+        Returns s^_j (R, d) and weights (M, R): Eq. 8's alpha on the state rows and zeros on the cell
+        rows, or with ``return_joint`` the joint alpha', alpha'' (Eq. 13-14).
         """
         num_states = memory_states(memory.size(0))
         ledger = getattr(memory, "_cky_ledger", None) if torch.is_grad_enabled() else None
@@ -83,7 +88,8 @@ class CKYAttention(nn.Module):
         context = _read(states_only, mem, ledger)  # c_j, Eq. 9
         cky_context = _read(joint, mem, ledger)  # c'_j, Eq. 15
         out = torch.cat([query, context.reshape(rows, dim), cky_context.reshape(rows, dim)], dim=1)
-        return torch.tanh(self.output_proj(out)), joint.reshape(rows, -1).t()  # Eq. 16
+        weights = joint if self.return_joint else F.pad(states_only, (0, memory.size(0) - num_states))
+        return torch.tanh(self.output_proj(out)), weights.reshape(rows, -1).t()  # Eq. 16
 
 
 def defer_memory_grad(memory: Tensor) -> Tensor:
@@ -117,27 +123,39 @@ def _read(weights, mem, ledger):
     return _MemoryProduct.apply(mem, weights, ledger, "read")
 
 
+def _graph_task():
+    """The id of the backward pass being run (entries of passes that never reached the memory are dropped)."""
+    current = getattr(torch._C, "_current_graph_task_id", None)
+    return current() if current is not None else None
+
+
 class _MemoryProduct(torch.autograd.Function):
-    """One step's product with the memory; its memory gradient goes to the ledger, not to autograd."""
+    """One step's product with the memory; its memory gradient goes to the ledger, not to autograd.
+
+    Computed in the memory's dtype outside autocast, so that forward and backward see the same dtypes.
+    """
 
     @staticmethod
     def forward(ctx, mem, x, ledger, kind):
-        ctx.ledger, ctx.kind = ledger, kind
-        ctx.save_for_backward(mem, x)
-        if kind == "scores":
-            return torch.bmm(mem, x.transpose(1, 2))
-        return torch.bmm(x, mem[:, :x.size(-1)])
+        ctx.ledger, ctx.kind, ctx.x_dtype = ledger, kind, x.dtype
+        with torch.autocast(mem.device.type, enabled=False):
+            x = x.to(mem.dtype)
+            ctx.save_for_backward(mem, x)
+            if kind == "scores":
+                return torch.bmm(mem, x.transpose(1, 2))
+            return torch.bmm(x, mem[:, :x.size(-1)])
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
         mem, x = ctx.saved_tensors
+        grad = grad.to(mem.dtype)
         if ctx.kind == "scores":  # y = mem x^T: d mem = g x, d x = g^T mem
-            ctx.ledger.append((grad, x))
-            return None, torch.bmm(grad.transpose(1, 2), mem), None, None
+            ctx.ledger.append((_graph_task(), grad, x))
+            return None, torch.bmm(grad.transpose(1, 2), mem).to(ctx.x_dtype), None, None
         rows = x.size(-1)  # y = x mem[:rows]: d mem[:rows] = x^T g, d x = g mem[:rows]^T
-        ctx.ledger.append((x.transpose(1, 2), grad))
-        return None, torch.bmm(grad, mem[:, :rows].transpose(1, 2)), None, None
+        ctx.ledger.append((_graph_task(), x.transpose(1, 2), grad))
+        return None, torch.bmm(grad, mem[:, :rows].transpose(1, 2)).to(ctx.x_dtype), None, None
 
 
 class _DeferredMemory(torch.autograd.Function):
@@ -153,8 +171,10 @@ class _DeferredMemory(torch.autograd.Function):
     def backward(ctx, grad):
         total = grad.transpose(0, 1).contiguous()  # (B, M, d): gradient from any ordinary use
         by_rows = {}
-        for left, right in ctx.ledger:  # left (B, m, k), right (B, k, d)
-            by_rows.setdefault(left.size(1), []).append((left, right))
+        task = _graph_task()
+        for entry_task, left, right in ctx.ledger:  # left (B, m, k), right (B, k, d)
+            if entry_task == task:  # (an earlier pass that stopped short of the memory left stale entries)
+                by_rows.setdefault(left.size(1), []).append((left, right))
         for rows, parts in by_rows.items():
             total[:, :rows].baddbmm_(torch.cat([p[0] for p in parts], 2), torch.cat([p[1] for p in parts], 1))
         ctx.ledger.clear()
