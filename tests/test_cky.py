@@ -44,12 +44,14 @@ def test_deduction_unit_shapes():
         DeductionUnit(7)
 
 
-def test_selection_features_give_the_sum_of_the_du_output():
+def test_cell_terms_give_the_du_output_and_its_sum():
     torch.manual_seed(0)
     du = DeductionUnit(6).double()
     a, b = torch.randn(10, 6, dtype=torch.double), torch.randn(10, 6, dtype=torch.double)
-    za, zb, sa, sb, u3 = du.selection_features(torch.cat([a, b]))
-    fast = torch.relu(za[:10] + zb[10:]) @ u3 + sa[:10] + sb[10:]
+    za, zb, pl, pr = du.cell_terms(torch.cat([a, b]))
+    torch.testing.assert_close(du.combine(za[:10], zb[10:], pl[:10], pr[10:]), du(a, b))
+    u3, const = du.score_weights()
+    fast = torch.relu(za[:10] + zb[10:]) @ u3 + pl[:10].sum(-1) + pr[10:].sum(-1) + const
     torch.testing.assert_close(fast, du(a, b).sum(-1))
 
 

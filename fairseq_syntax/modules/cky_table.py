@@ -85,23 +85,26 @@ class DeductionUnit(nn.Module):
         pair = torch.cat([F.relu(self.cnn1(left)), F.relu(self.cnn1(right))], dim=-1)
         return self.cnn3(F.relu(self.cnn2(pair))) + self.cnn4(torch.cat([left, right], dim=-1))
 
-    def selection_features(self, states: Tensor):
-        """Per-cell terms whose combination is sum(DU(a, b)) for any pair of cells a, b.
+    def cell_terms(self, states: Tensor):
+        """Per-cell terms (za, zb, pl, pr) with DU(a, b) = CNN3(relu(za_a + zb_b)) + pl_a + pr_b.
 
-        sum(DU(a, b)) = u3 . relu(za + zb) + sa + sb, with za = W2_left relu(CNN1 a),
-        zb = W2_right relu(CNN1 b) + b2, u3 = 1^T W3, sa = (1^T W4_left) a and
-        sb = (1^T W4_right) b + sum(b3) + sum(b4). Returns (za, zb, sa, sb, u3).
+        za = W2_left relu(CNN1 a), zb = W2_right relu(CNN1 b) + b2 (CNN2 split by the cell it reads),
+        pl = W4_left a, pr = W4_right b + b4 (CNN4 likewise). Only CNN3 and the ReLU act on the pair.
         """
         half = self.cnn1.out_features
         dim = self.cnn4.out_features
         a = F.relu(self.cnn1(states))
-        w2 = self.cnn2.weight
-        za = a @ w2[:, :half].t()
-        zb = a @ w2[:, half:].t() + self.cnn2.bias
-        w4 = self.cnn4.weight.sum(0)
-        sa = states @ w4[:dim]
-        sb = states @ w4[dim:] + (self.cnn3.bias.sum() + self.cnn4.bias.sum())
-        return za, zb, sa, sb, self.cnn3.weight.sum(0)
+        w2, w4 = self.cnn2.weight, self.cnn4.weight
+        return (a @ w2[:, :half].t(), a @ w2[:, half:].t() + self.cnn2.bias,
+                states @ w4[:, :dim].t(), states @ w4[:, dim:].t() + self.cnn4.bias)
+
+    def combine(self, za: Tensor, zb: Tensor, pl: Tensor, pr: Tensor) -> Tensor:
+        """DU(a, b) from the cell terms of a (za, pl) and b (zb, pr)."""
+        return self.cnn3(F.relu(za + zb)) + pl + pr
+
+    def score_weights(self):
+        """(u3, c): sum(DU(a, b)) = u3 . relu(za_a + zb_b) + sum(pl_a) + sum(pr_b) + c, u3 = 1^T W3, c = sum(b3)."""
+        return self.cnn3.weight.sum(0), self.cnn3.bias.sum()
 
 
 class CKYTable(nn.Module):
@@ -148,20 +151,29 @@ class _CKYFunction(torch.autograd.Function):
         table[:, :width] = states
         splits = states.new_zeros(bsz, n, dtype=torch.long)
         batch = torch.arange(bsz, device=states.device).unsqueeze(1)
-        feats = du.selection_features(states)
-        za, zb = states.new_empty(bsz, n, feats[0].size(-1)), states.new_empty(bsz, n, feats[0].size(-1))
-        sa, sb, u3 = states.new_empty(bsz, n), states.new_empty(bsz, n), feats[4]
-        bufs = (za, zb, sa, sb)
-        for buf, value in zip(bufs, feats[:4]):
-            buf[:, :width] = value
+        # per-cell terms, filled level by level: za, zb (B, N, d/2), pl, pr (B, N, d), sa, sb (B, N)
+        terms = du.cell_terms(states)
+        za, zb = (states.new_empty(bsz, n, terms[0].size(-1)) for _ in range(2))
+        pl, pr = (states.new_empty(bsz, n, dim) for _ in range(2))
+        sa, sb = states.new_empty(bsz, n), states.new_empty(bsz, n)
+        u3, const = du.score_weights()
+
+        def store(lo, terms):
+            hi = lo + terms[0].size(1)
+            for buf, value in zip((za, zb, pl, pr), terms):
+                buf[:, lo:hi] = value
+            sa[:, lo:hi] = terms[2].sum(-1)
+            sb[:, lo:hi] = terms[3].sum(-1) + const
+
+        store(0, terms)
         chosen, masks = [], []  # per level: winners' flat indices, dropout mask (empty: none)
         for i in range(2, width + 1):
             left, right = split_candidates(i, width, states.device)  # (W, K)
-            score = F.relu(za[:, left] + zb[:, right]) @ u3 + sa[:, left] + sb[:, right]  # (B, W, K)
+            score = F.relu(za[:, left] + zb[:, right]) @ u3 + sa[:, left] + sb[:, right]  # (B, W, K): sum(DU)
             best = score.argmax(dim=-1, keepdim=True)  # (B, W, 1): k - 1 of the winning split
             li = left.expand(bsz, -1, -1).gather(2, best).squeeze(2)  # (B, W) flat cell indices
             ri = right.expand(bsz, -1, -1).gather(2, best).squeeze(2)
-            new = du(table[batch, li], table[batch, ri])
+            new = du.combine(za[batch, li], zb[batch, ri], pl[batch, li], pr[batch, ri])  # the winners' DU
             mask = None
             if p > 0:
                 mask = torch.empty_like(new).bernoulli_(1 - p).div_(1 - p)
@@ -169,8 +181,7 @@ class _CKYFunction(torch.autograd.Function):
             lo = level_offset(i, width)
             table[:, lo:lo + new.size(1)] = new
             splits[:, lo:lo + new.size(1)] = best.squeeze(2) + 1
-            for buf, value in zip(bufs, du.selection_features(new)[:4]):
-                buf[:, lo:lo + new.size(1)] = value
+            store(lo, du.cell_terms(new))
             chosen += [li, ri]
             masks.append(mask if mask is not None else li.new_empty(0))
         ctx.du, ctx.width = du, width
