@@ -151,40 +151,48 @@ class _CKYFunction(torch.autograd.Function):
         table[:, :width] = states
         splits = states.new_zeros(bsz, n, dtype=torch.long)
         batch = torch.arange(bsz, device=states.device).unsqueeze(1)
-        # per-cell terms, filled level by level: za, zb (B, N, d/2), pl, pr (B, N, d), sa, sb (B, N)
-        terms = du.cell_terms(states)
-        za, zb = (states.new_empty(bsz, n, terms[0].size(-1)) for _ in range(2))
+        half = du.cnn1.out_features
+        # Per-cell terms, filled level by level. The split candidates of level i are read as plain slices:
+        # za and sa by (level, start): the left operands (k, j), k = 1..i-1, are rows 0..i-2, starts j;
+        # zb and sb by (T - level, end): the right operands (i-k, j+k) all end at j + i - 1 and their
+        # rows T-i+k run with k. pl, pr (d wide, read for the winners only) are flat like the table.
+        za, zb = (states.new_zeros(bsz, width, width, half) for _ in range(2))
+        sa, sb = (states.new_zeros(bsz, width, width) for _ in range(2))
         pl, pr = (states.new_empty(bsz, n, dim) for _ in range(2))
-        sa, sb = states.new_empty(bsz, n), states.new_empty(bsz, n)
         u3, const = du.score_weights()
 
-        def store(lo, terms):
-            hi = lo + terms[0].size(1)
-            for buf, value in zip((za, zb, pl, pr), terms):
-                buf[:, lo:hi] = value
-            sa[:, lo:hi] = terms[2].sum(-1)
-            sb[:, lo:hi] = terms[3].sum(-1) + const
+        def store(level, terms):
+            w = width - level + 1
+            lo = level_offset(level, width)
+            za[:, level - 1, :w], pl[:, lo:lo + w] = terms[0], terms[2]
+            zb[:, width - level, level - 1:], pr[:, lo:lo + w] = terms[1], terms[3]
+            sa[:, level - 1, :w] = terms[2].sum(-1)
+            sb[:, width - level, level - 1:] = terms[3].sum(-1) + const
 
-        store(0, terms)
+        store(1, du.cell_terms(states))
         chosen, masks = [], []  # per level: winners' flat indices, dropout mask (empty: none)
         for i in range(2, width + 1):
-            left, right = split_candidates(i, width, states.device)  # (W, K)
-            score = F.relu(za[:, left] + zb[:, right]) @ u3 + sa[:, left] + sb[:, right]  # (B, W, K): sum(DU)
-            best = score.argmax(dim=-1, keepdim=True)  # (B, W, 1): k - 1 of the winning split
-            li = left.expand(bsz, -1, -1).gather(2, best).squeeze(2)  # (B, W) flat cell indices
-            ri = right.expand(bsz, -1, -1).gather(2, best).squeeze(2)
-            new = du.combine(za[batch, li], zb[batch, ri], pl[batch, li], pr[batch, ri])  # the winners' DU
+            w, splits_i, r0 = width - i + 1, i - 1, width - i + 1  # cells, splits, first right-operand row
+            left_z, left_s = za[:, :splits_i, :w], sa[:, :splits_i, :w]  # (B, K, W, d/2), (B, K, W)
+            right_z, right_s = zb[:, r0:width, i - 1:], sb[:, r0:width, i - 1:]
+            score = F.relu(left_z + right_z) @ u3 + left_s + right_s  # (B, K, W): sum(DU) per candidate
+            best = score.argmax(dim=1)  # (B, W): k - 1 of the winning split
+            j = torch.arange(w, device=states.device)
+            k = best + 1
+            li = level_offset(k, width) + j  # (B, W) flat cells (k, j) and (i-k, j+k)
+            ri = level_offset(i - k, width) + j + k
+            new = du.combine(za[batch, best, j], zb[batch, r0 + best, i - 1 + j], pl[batch, li], pr[batch, ri])
             mask = None
-            if p > 0:
-                mask = torch.empty_like(new).bernoulli_(1 - p).div_(1 - p)
-                new = new * mask
+            if p > 0:  # a bool mask (uniform draws: faster than bernoulli_ on CPU), scaled by 1 / (1 - p)
+                mask = torch.rand_like(new) < 1 - p
+                new = new * mask * (1 / (1 - p))
             lo = level_offset(i, width)
-            table[:, lo:lo + new.size(1)] = new
-            splits[:, lo:lo + new.size(1)] = best.squeeze(2) + 1
-            store(lo, du.cell_terms(new))
+            table[:, lo:lo + w] = new
+            splits[:, lo:lo + w] = k
+            store(i, du.cell_terms(new))
             chosen += [li, ri]
             masks.append(mask if mask is not None else li.new_empty(0))
-        ctx.du, ctx.width = du, width
+        ctx.du, ctx.width, ctx.p = du, width, p
         ctx.save_for_backward(table, *chosen, *masks)
         ctx.mark_non_differentiable(splits)
         return table, splits
@@ -206,7 +214,7 @@ class _CKYFunction(torch.autograd.Function):
             lo = level_offset(i, width)
             g = grad[:, lo:lo + li.size(1)]
             if mask.numel():
-                g = g * mask
+                g = g * mask * (1 / (1 - ctx.p))
             with torch.enable_grad():
                 left = table[batch, li].requires_grad_()
                 right = table[batch, ri].requires_grad_()
