@@ -20,12 +20,11 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from speed import sync, train_memory_cpu  # noqa: E402
+from speed import timed, train_memory_cpu  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
@@ -86,14 +85,6 @@ def decode(task, model, batch, steps):
     gen = SequenceGenerator([model], task.target_dictionary, beam_size=4, max_len_a=0, max_len_b=steps, min_len=steps)
     with torch.no_grad():
         gen.generate([model], batch)
-
-
-def timed(device, fn, *args):
-    sync(device)
-    t0 = time.perf_counter()
-    fn(*args)
-    sync(device)
-    return time.perf_counter() - t0
 
 
 def main(argv=None):

@@ -133,6 +133,20 @@ def sync(device):
         torch.cuda.synchronize()
 
 
+def timed(device, fn, *args):
+    """Seconds that fn(*args) takes: CUDA events around it on a GPU, the wall clock on CPU."""
+    if device.type == "cuda":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(*args)
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / 1000
+    t0 = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t0
+
+
 def train_step(model, criterion, optimizer, batch):
     model.train()
     criterion.train()
@@ -184,20 +198,13 @@ def measure(task, built, train_b, test_b, repeats, device):
     train_t = {n: 0.0 for n in names}
     dec_t = {n: 0.0 for n in names}
     mem = {}
+    sync(device)
     for b in train_b:
         for n in names:
-            sync(device)
-            t0 = time.perf_counter()
-            train_step(*built[n], b)
-            sync(device)
-            train_t[n] += time.perf_counter() - t0
+            train_t[n] += timed(device, train_step, *built[n], b)
     for b in test_b * repeats:
         for n in names:
-            sync(device)
-            t0 = time.perf_counter()
-            decode(task, built[n][0], b)
-            sync(device)
-            dec_t[n] += time.perf_counter() - t0
+            dec_t[n] += timed(device, decode, task, built[n][0], b)
     for n in names:
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats()

@@ -7,8 +7,8 @@
   ``torch.cuda.max_memory_allocated``; CPU: parameters + gradients + Adam
   moments + the tensors saved for backward) and beam-4 decoding time (every
   model decodes exactly 30 steps), on the same batches, in one process,
-  timings interleaved batch by batch (``speed.py``). On a GPU timings are
-  synchronised around each step (CUDA work is asynchronous).
+  timings interleaved batch by batch (``speed.py``). On a GPU each step is
+  timed with CUDA events.
 * Align + binarize throughput of the preprocessing (``align_binarize.py``):
   the in-memory path of ``prepare`` and the two command-line steps.
 
