@@ -24,7 +24,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from speed import timed, train_memory_cpu  # noqa: E402
+from speed import decode, timed, train_memory_cpu, train_step  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
@@ -59,6 +59,8 @@ def build(arch, task, dim, device):
 
 
 def make_batch(task, length, bsz, generator, device):
+    from fairseq import utils
+
     d = task.source_dictionary
     words = lambda: torch.randint(d.nspecial, len(d), (bsz, length - 1), generator=generator)  # noqa: E731
     eos = torch.full((bsz, 1), d.eos(), dtype=torch.long)
@@ -66,25 +68,7 @@ def make_batch(task, length, bsz, generator, device):
     prev = torch.cat([eos, tgt[:, :-1]], 1)
     batch = {"id": torch.arange(bsz), "nsentences": bsz, "ntokens": bsz * length, "target": tgt,
              "net_input": {"src_tokens": src, "src_lengths": torch.full((bsz,), length), "prev_output_tokens": prev}}
-    return batch if device.type != "cuda" else {k: (v.to(device) if torch.is_tensor(v) else v) if k != "net_input"
-                                                else {a: b.to(device) for a, b in v.items()} for k, v in batch.items()}
-
-
-def train_step(model, criterion, optimizer, batch):
-    model.train()
-    optimizer.zero_grad()
-    loss, sample_size, _ = criterion(model, batch)
-    (loss / sample_size).backward()
-    optimizer.step()
-
-
-def decode(task, model, batch, steps):
-    from fairseq.sequence_generator import SequenceGenerator
-
-    model.eval()
-    gen = SequenceGenerator([model], task.target_dictionary, beam_size=4, max_len_a=0, max_len_b=steps, min_len=steps)
-    with torch.no_grad():
-        gen.generate([model], batch)
+    return utils.move_to_cuda(batch) if device.type == "cuda" else batch
 
 
 def main(argv=None):

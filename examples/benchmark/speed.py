@@ -156,13 +156,13 @@ def train_step(model, criterion, optimizer, batch):
     optimizer.step()
 
 
-def decode(task, model, batch):
+def decode(task, model, batch, steps=DECODE_STEPS):
     from fairseq.sequence_generator import SequenceGenerator
 
     model.eval()
-    # every model decodes exactly DECODE_STEPS steps (EOS is blocked until then): equal work for untrained models
-    gen = SequenceGenerator([model], task.target_dictionary, beam_size=4, max_len_a=0, max_len_b=DECODE_STEPS,
-                            min_len=DECODE_STEPS)
+    # every model decodes exactly `steps` steps (EOS is blocked until then): equal work for untrained models
+    gen = SequenceGenerator([model], task.target_dictionary, beam_size=4, max_len_a=0, max_len_b=steps,
+                            min_len=steps)
     with torch.no_grad():
         gen.generate([model], for_model(model, batch))
 

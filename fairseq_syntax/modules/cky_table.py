@@ -128,14 +128,14 @@ class CKYTable(nn.Module):
         # the table is built in the parameters' dtype, outside autocast (its backward replays the DU and
         # must see the same dtypes as the forward did); autocast resumes on the cells
         with torch.autocast(states.device.type, enabled=False):
-            cells, splits = _CKYFunction.apply(states.to(params[0].dtype), self.du, p, len(params), *params)
+            cells, splits = _CKYFunction.apply(states.to(params[0].dtype), self.du, p, *params)
         return cells, padding, splits
 
 
 class _CKYFunction(torch.autograd.Function):
     """Eq. 12 level by level into one preallocated table; the backward replays the levels top-down.
 
-    Forward (no autograd graph): per level, choose every cell's split from the selection features
+    Forward (no autograd graph): per level, choose every cell's split from the per-cell terms
     (O(d) per candidate), run the DU on the winners only, apply dropout, write the level. Backward:
     from the top level down, recompute the level's DU on its saved winners with autograd, pass the
     level's gradient through it, and scatter-add the input gradients into the cells that were
@@ -144,7 +144,7 @@ class _CKYFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, states, du, p, n_params, *params):
+    def forward(ctx, states, du, p, *params):
         bsz, width, dim = states.shape
         n = table_size(width)
         table = states.new_empty(bsz, n, dim)
@@ -172,16 +172,16 @@ class _CKYFunction(torch.autograd.Function):
         store(1, du.cell_terms(states))
         chosen, masks = [], []  # per level: winners' flat indices, dropout mask (empty: none)
         for i in range(2, width + 1):
-            w, splits_i, r0 = width - i + 1, i - 1, width - i + 1  # cells, splits, first right-operand row
-            left_z, left_s = za[:, :splits_i, :w], sa[:, :splits_i, :w]  # (B, K, W, d/2), (B, K, W)
-            right_z, right_s = zb[:, r0:width, i - 1:], sb[:, r0:width, i - 1:]
+            w = width - i + 1  # cells of the level; also the row of its first right operands in zb, sb
+            left_z, left_s = za[:, :i - 1, :w], sa[:, :i - 1, :w]  # (B, K, W, d/2), (B, K, W), K = i - 1 splits
+            right_z, right_s = zb[:, w:, i - 1:], sb[:, w:, i - 1:]
             score = F.relu(left_z + right_z) @ u3 + left_s + right_s  # (B, K, W): sum(DU) per candidate
             best = score.argmax(dim=1)  # (B, W): k - 1 of the winning split
             j = torch.arange(w, device=states.device)
             k = best + 1
             li = level_offset(k, width) + j  # (B, W) flat cells (k, j) and (i-k, j+k)
             ri = level_offset(i - k, width) + j + k
-            new = du.combine(za[batch, best, j], zb[batch, r0 + best, i - 1 + j], pl[batch, li], pr[batch, ri])
+            new = du.combine(za[batch, best, j], zb[batch, w + best, i - 1 + j], pl[batch, li], pr[batch, ri])
             mask = None
             if p > 0:  # a bool mask (uniform draws: faster than bernoulli_ on CPU), scaled by 1 / (1 - p)
                 mask = torch.rand_like(new) < 1 - p
@@ -205,7 +205,7 @@ class _CKYFunction(torch.autograd.Function):
         du, width = ctx.du, ctx.width
         chosen, masks = saved[:2 * (width - 1)], saved[2 * (width - 1):]
         params = tuple(du.parameters())
-        wanted = [q for q, need in zip(params, ctx.needs_input_grad[4:]) if need]  # frozen parameters: none
+        wanted = [q for q, need in zip(params, ctx.needs_input_grad[3:]) if need]  # frozen parameters: none
         grad = grad_table.clone()
         param_grads = [torch.zeros_like(q) for q in wanted]
         batch = torch.arange(table.size(0), device=table.device).unsqueeze(1)
@@ -225,4 +225,4 @@ class _CKYFunction(torch.autograd.Function):
             for acc, gq in zip(param_grads, gp):
                 acc += gq
         grads = iter(param_grads)
-        return (grad[:, :width], None, None, None, *(next(grads) if need else None for need in ctx.needs_input_grad[4:]))
+        return (grad[:, :width], None, None, *(next(grads) if need else None for need in ctx.needs_input_grad[3:]))

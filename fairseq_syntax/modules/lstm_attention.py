@@ -80,13 +80,13 @@ class CKYAttention(nn.Module):
         rows, dim = query.shape
         bsz = mem.size(0)
         q = query.view(bsz, rows // bsz, dim)  # (B, k, d)
-        scores = _scores(mem, q, ledger).transpose(1, 2).float()  # (B, k, M)
+        scores = _memory_product(mem, q, ledger, "scores").transpose(1, 2).float()  # (B, k, M)
         if padding_mask is not None:
             scores = scores.masked_fill(padding_mask.t().unsqueeze(1), float("-inf"))
         joint = F.softmax(scores, dim=-1).type_as(query)  # alpha' and alpha'' (Eq. 13-14)
         states_only = F.softmax(scores[..., :num_states], dim=-1).type_as(query)  # alpha of Eq. 8
-        context = _read(states_only, mem, ledger)  # c_j, Eq. 9
-        cky_context = _read(joint, mem, ledger)  # c'_j, Eq. 15
+        context = _memory_product(mem, states_only, ledger, "read")  # c_j, Eq. 9
+        cky_context = _memory_product(mem, joint, ledger, "read")  # c'_j, Eq. 15
         out = torch.cat([query, context.reshape(rows, dim), cky_context.reshape(rows, dim)], dim=1)
         weights = joint if self.return_joint else F.pad(states_only, (0, memory.size(0) - num_states))
         return torch.tanh(self.output_proj(out)), weights.reshape(rows, -1).t()  # Eq. 16
@@ -108,19 +108,17 @@ def defer_memory_grad(memory: Tensor) -> Tensor:
     return wrapped
 
 
-def _scores(mem, q, ledger):
-    """mem (B, M, d) x q (B, k, d) -> (B, M, k)."""
-    if ledger is None:
-        return torch.bmm(mem, q.transpose(1, 2))
-    return _MemoryProduct.apply(mem, q, ledger, "scores")
+def _product(mem, x, kind):
+    """kind "scores": memory (B, M, d) x queries (B, k, d) -> (B, M, k);
+    kind "read": weights (B, k, m) over the first m memory rows -> (B, k, d)."""
+    if kind == "scores":
+        return torch.bmm(mem, x.transpose(1, 2))
+    return torch.bmm(x, mem[:, :x.size(-1)])
 
 
-def _read(weights, mem, ledger):
-    """weights (B, k, m) over the first m memory rows -> (B, k, d)."""
-    rows = weights.size(-1)
-    if ledger is None:
-        return torch.bmm(weights, mem[:, :rows])
-    return _MemoryProduct.apply(mem, weights, ledger, "read")
+def _memory_product(mem, x, ledger, kind):
+    """``_product``, its memory gradient deferred to the ledger when there is one (training)."""
+    return _product(mem, x, kind) if ledger is None else _MemoryProduct.apply(mem, x, ledger, kind)
 
 
 def _graph_task():
@@ -141,9 +139,7 @@ class _MemoryProduct(torch.autograd.Function):
         with torch.autocast(mem.device.type, enabled=False):
             x = x.to(mem.dtype)
             ctx.save_for_backward(mem, x)
-            if kind == "scores":
-                return torch.bmm(mem, x.transpose(1, 2))
-            return torch.bmm(x, mem[:, :x.size(-1)])
+            return _product(mem, x, kind)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
