@@ -93,3 +93,49 @@ def test_prepare_refuses_sides_of_different_length(tmp_path):
                                      "--destdir", str(tmp_path / "bin"), "--no-progress"], check=False)
     assert p.returncode == 1
     assert "line count mismatch in split 'train': 20 src sentences vs 19 tgt sentences" in p.stderr
+
+
+def test_prepare_selects_training_pairs_on_tokenised_length(tmp_path):
+    """--train-first, --max-words and --max-ratio (the papers' training filters) keep the parses aligned."""
+    from fairseq.data import data_utils
+
+    raw = tmp_path / "raw"
+    run(preprocess("synth") + ["-o", str(raw), "--train", "60", "--valid", "3", "--test", "3", "--seed", "3"])
+    (raw / "train.tgt.conllu").unlink()  # target: text only; source: CoNLL-U only (both paths are filtered)
+    (raw / "train.src").unlink()
+    tgt_lines = open(raw / "train.tgt").read().splitlines()
+    from fairseq_syntax.data.conllu import read_conllu
+
+    src_words = [s.forms("surface") for s in read_conllu(str(raw / "train.src.conllu"))]
+    pairs = list(zip(src_words, [t.split() for t in tgt_lines]))[:50]
+    expected = [(a, b) for a, b in pairs if max(len(a), len(b)) <= 12 and max(len(a), len(b)) <= 1.2 * min(len(a), len(b))]
+    assert 0 < len(expected) < 50  # the filters bite on this corpus
+    out = tmp_path / "bin"
+    run(preprocess("prepare") + ["-s", "src", "-t", "tgt", "--trainpref", str(raw / "train"),
+                                 "--validpref", str(raw / "valid"), "--syntax", "source", "--bpe-merges", "0",
+                                 "--train-first", "50", "--max-words", "12", "--max-ratio", "1.2",
+                                 "--destdir", str(out), "--no-progress"])
+    assert open(out / "work" / "train.tok.src").read().splitlines() == [" ".join(a) for a, _ in expected]
+    assert open(out / "work" / "train.tok.tgt").read().splitlines() == [" ".join(b) for _, b in expected]
+    # --bpe-merges 0: words are the units, and the binarized syntax matches the token data sentence by sentence
+    tokens = data_utils.load_indexed_dataset(str(out / "train.src-tgt.src"), None)
+    heads = data_utils.load_indexed_dataset(str(out / "train.src-tgt.src.heads"), None)
+    assert len(tokens) == len(heads) == len(expected)
+    assert [len(tokens[i]) - 1 for i in range(len(tokens))] == [len(a) for a, _ in expected]  # + EOS
+    assert not any("@@" in line for line in open(out / "dict.src.txt"))
+
+
+def test_prepare_lowercase_only_without_syntax(tmp_path):
+    raw = tmp_path / "raw"
+    run(preprocess("synth") + ["-o", str(raw), "--train", "20", "--valid", "3", "--test", "3"])
+    for f in raw.glob("*.conllu"):
+        f.unlink()
+    for f in raw.glob("train.*"):
+        f.write_text(f.read_text().title())  # capitals to lowercase
+    p = run(preprocess("prepare") + ["-s", "src", "-t", "tgt", "--trainpref", str(raw / "train"), "--lowercase",
+                                     "--destdir", str(tmp_path / "bin"), "--no-progress"], check=False)
+    assert p.returncode == 2 and "--lowercase is for corpora without syntax" in p.stderr
+    run(preprocess("prepare") + ["-s", "src", "-t", "tgt", "--trainpref", str(raw / "train"), "--lowercase",
+                                 "--syntax", "none", "--destdir", str(tmp_path / "bin"), "--no-progress"])
+    text = open(tmp_path / "bin" / "work" / "train.tok.src").read()
+    assert text == text.lower() and text.lower() == (raw / "train.src").read_text().lower()

@@ -8,6 +8,9 @@ Steps, for each split and side:
    ``--units words``). Sides without syntax use ``PREF.LANG`` as given
    (whitespace-tokenised).
 2. check that every split has the same number of lines on both sides;
+   training pairs may be selected first (``--train-first``, ``--max-words``,
+   ``--max-ratio``: the papers' length filters, counted on the tokenised
+   text) and sides without syntax lowercased (``--lowercase``);
 3. learn BPE on train with subword-nmt (joint or separate, N merges) and
    apply it to every split;
 4. run ``fairseq-preprocess`` on the BPE'd text;
@@ -61,9 +64,19 @@ def get_parser():
     p.add_argument("--units", choices=["surface", "words"], default="surface",
                    help="text to translate: surface tokens (default; 'zum' stays one token) or syntactic words "
                    "('zu dem')")
-    p.add_argument("--bpe-merges", type=int, default=8000, help="number of BPE merge operations (default 8000)")
+    p.add_argument("--bpe-merges", type=int, default=8000,
+                   help="number of BPE merge operations (default 8000; 0: no BPE, words are the units)")
     p.add_argument("--separate-bpe", action="store_true",
                    help="learn one BPE model per language (default: joint BPE and a joined dictionary)")
+    p.add_argument("--train-first", type=int, default=0, metavar="N",
+                   help="use only the first N training pairs (read before parsing; default: all)")
+    p.add_argument("--max-words", type=int, default=0, metavar="N",
+                   help="drop training pairs with a side longer than N tokens (after tokenisation, before BPE)")
+    p.add_argument("--max-ratio", type=float, default=0.0, metavar="R",
+                   help="drop training pairs whose token-length ratio (longer / shorter) exceeds R")
+    p.add_argument("--lowercase", action="store_true",
+                   help="lowercase the text of sides without syntax (refused for syntax sides: the trees' forms "
+                   "must match the text)")
     p.add_argument("--workers", type=int, default=1, help="fairseq-preprocess workers")
     p.add_argument("--preprocess-args", default="",
                    help="extra arguments for fairseq-preprocess, e.g. '--thresholdsrc 2'")
@@ -112,10 +125,95 @@ def _write_tokens(conllu, path, units):
     return path
 
 
+def _conllu_blocks(path):
+    """The sentences of a CoNLL-U file as text blocks (comments included), without parsing them."""
+    block = []
+    with open(path, encoding="utf-8-sig") as f:
+        for line in f:
+            if line.strip():
+                block.append(line)
+            elif block:
+                yield "".join(block) + "\n"
+                block = []
+    if block:
+        yield "".join(block) + "\n"
+
+
+def _units(path):
+    """Lines of a text file, or sentence blocks of a CoNLL-U file."""
+    if path.endswith(".conllu"):
+        return _conllu_blocks(path)
+    return open(path, encoding="utf-8-sig")
+
+
+def _first(path, n, out):
+    """Copy the first n sentences of a text or CoNLL-U file to out."""
+    units = _units(path)
+    with open(out, "w", encoding="utf-8") as f:
+        for i, unit in enumerate(units):
+            if i == n:
+                break
+            f.write(unit)
+    if hasattr(units, "close"):
+        units.close()
+    return out
+
+
+def _select(path, keep, out):
+    """Copy the sentences of a text or CoNLL-U file whose index is in keep (a list of booleans) to out."""
+    units = _units(path)
+    with open(out + ".tmp", "w", encoding="utf-8") as f:
+        for unit, k in zip(units, keep):
+            if k:
+                f.write(unit)
+    if hasattr(units, "close"):
+        units.close()
+    os.replace(out + ".tmp", out)
+    return out
+
+
+def select_training_pairs(args, texts, conllus, work):
+    """The papers' training-pair filters on the tokenised text: at most --max-words tokens per side and a
+    length ratio of at most --max-ratio; rewrites the train text (and parses) in work. Returns the count kept."""
+    src, tgt = args.source_lang, args.target_lang
+    with open(texts[("train", src)], encoding="utf-8") as fs, open(texts[("train", tgt)], encoding="utf-8") as ft:
+        lengths = [(len(a.split()), len(b.split())) for a, b in zip(fs, ft)]
+    keep = [
+        (not args.max_words or max(a, b) <= args.max_words)
+        and (not args.max_ratio or max(a, b) <= args.max_ratio * max(1, min(a, b)))
+        for a, b in lengths
+    ]
+    kept = sum(keep)
+    if kept == 0:
+        raise SyntaxDataError(texts[("train", src)], f"no training pair passes --max-words {args.max_words} "
+                              f"--max-ratio {args.max_ratio}")
+    if kept < len(keep):
+        for lang in (src, tgt):
+            _select(texts[("train", lang)], keep, texts[("train", lang)])
+            if conllus[("train", lang)]:
+                conllus[("train", lang)] = _select(conllus[("train", lang)], keep,
+                                                   os.path.join(work, f"train.selected.{lang}.conllu"))
+    logger.info("train: kept %d of %d pairs (--max-words %s, --max-ratio %s)", kept, len(keep),
+                args.max_words or "-", args.max_ratio or "-")
+    return kept
+
+
+def _lowercase(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text.lower())
+
+
 def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
     """Return (path of the whitespace-tokenised text, path of its CoNLL-U or None)."""
     conllu = f"{pref}.{lang}.conllu"
     raw = f"{pref}.{lang}"
+    if split == "train" and args.train_first:  # read only what is used: the first N pairs
+        if os.path.exists(conllu):
+            conllu = _first(conllu, args.train_first, os.path.join(work, f"train.first.{lang}.conllu"))
+        if os.path.exists(raw):
+            raw = _first(raw, args.train_first, os.path.join(work, f"train.first.{lang}"))
     if side in syntax_sides:
         if not os.path.exists(conllu):
             if not os.path.exists(raw):
@@ -152,7 +250,7 @@ def learn_and_apply_bpe(args, texts, work, progress=True):
     src, tgt = args.source_lang, args.target_lang
     groups = [(src, tgt)] if not args.separate_bpe else [(src,), (tgt,)]
     codes = {}
-    for langs in groups:
+    for langs in groups if args.bpe_merges else ():
         name = "joint" if len(langs) == 2 else langs[0]
         code_path = os.path.join(work, f"bpe.codes.{name}")
         train_cat = os.path.join(work, f"train.tok.cat.{name}")
@@ -175,6 +273,9 @@ def learn_and_apply_bpe(args, texts, work, progress=True):
     out_paths = {}
     for (split, lang), path in texts.items():
         out = os.path.join(work, f"{split}.bpe.{lang}")
+        if not args.bpe_merges:  # words are the units
+            out_paths[(split, lang)] = shutil.copyfile(path, out)
+            continue
         bpe = codes[lang]
         with open(path, encoding="utf-8") as fin, open(out, "w", encoding="utf-8") as fout:
             for line in tqdm(fin, desc=f"bpe {split}.{lang}", unit="sent", disable=not progress, mininterval=1.0):
@@ -187,10 +288,14 @@ def main(argv=None):
     from fairseq_syntax.cli.binarize import binarize_corpus
     from fairseq_syntax.data.subword_align import align_corpus
 
-    args = get_parser().parse_args(argv)
+    parser = get_parser()
+    args = parser.parse_args(argv)
     t_start = time.perf_counter()
     src, tgt = args.source_lang, args.target_lang
     syntax_sides = _sides(args.syntax)
+    if args.lowercase and syntax_sides:
+        parser.error("--lowercase is for corpora without syntax (--syntax none): lowercased text would no "
+                     "longer match the forms of the parses")
     work = args.workdir or os.path.join(args.destdir, "work")
     os.makedirs(work, exist_ok=True)
     os.makedirs(args.destdir, exist_ok=True)
@@ -213,6 +318,11 @@ def main(argv=None):
                 f"line count mismatch in split '{split}': {n_src} {src} sentences vs {n_tgt} {tgt} sentences",
             )
         logger.info("%s: %d sentence pairs", split, n_src)
+    if args.max_words or args.max_ratio:
+        select_training_pairs(args, texts, conllus, work)
+    if args.lowercase:
+        for (split, lang), path in texts.items():
+            _lowercase(path)
 
     bpe_paths = learn_and_apply_bpe(args, texts, work, progress=not args.no_progress)
 
