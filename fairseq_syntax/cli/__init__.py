@@ -4,10 +4,13 @@ import sys
 
 
 def setup_logging():
+    # force: importing fairseq's models already ran a basicConfig(level=DEBUG) (wav2vec2_classification.py),
+    # which would print every library's debug messages (matplotlib's font search, ...)
     logging.basicConfig(
         format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
         level=logging.INFO,
         stream=sys.stderr,
+        force=True,
     )
 
 

@@ -63,7 +63,7 @@ for _name, _k, _l in (("transformer_rel", 2, 0), ("transformer_dep", 0, 2), ("tr
     _preset(_name, dict(rel_linear_k=_k, rel_dep_l=_l), dict(rel_linear_k=_k, rel_dep_l=_l))
 # PASCAL (Bugliarello & Okazaki 2020): parent-scaled heads in encoder layer 1, sigma^2 = 1, q = 0.
 # h_pascal and q depend on the corpus (the paper's Table 2); 7 of 8 heads is its most frequent choice;
-# examples/pascal/train.sh passes the per-corpus values
+# the recipes (examples/<dataset>/train.sh pascal) pass the per-corpus values
 _preset("transformer_pascal", dict(pascal_layer=1, pascal_heads=7), dict(pascal_layer=1, pascal_heads=2))
 # S&H (Sennrich & Haddow 2016, as in Bugliarello & Okazaki 2020): 10-dim label embeddings
 _preset("transformer_sh", dict(label_embed_dim=10), dict(label_embed_dim=10))

@@ -1,0 +1,39 @@
+# ASPEC Japanese->English (WAT): three papers, each with its own preprocessing (one data-bin each).
+# All use the first 1.5M training pairs, KyTea-tokenised Japanese (JA_TOKENIZED=1 / kytea on PATH) parsed
+# by EDA (give {split}.ja.conllu in LOCAL_DATA; otherwise GiNZA parses), Moses English parsed by stanza.
+# BLEU on the tokens, as at WAT. ASPEC is not public: ASPEC_DIR (your ASPEC-JE folder) or LOCAL_DATA.
+#   deguchi19-*: DBSA (Deguchi et al. 2019): joint BPE, a 100k vocabulary; subword sequences over 250
+#       tokens skipped; batches of 224 sentences, 20 epochs, lambda_enc = lambda_dec = 1.0, beam 4, lp 0.6
+#   omote19-*: dependency-based relative positions (Omote et al. 2019): words (no BPE), pairs of at most
+#       50 words, Japanese words seen >= 7 times, English >= 10; Adam (0.9, 0.98, 1e-9), 4,000 warm-up
+#       steps, batches of 256 sentences, 30 epochs, k = l = 2, greedy decoding
+#   deguchi21-*: SyncAttn (Deguchi et al. 2021): separate BPE 16k, <= 100 words, ratio 1.5, 12k-token
+#       batches, lambda_sync 10.0 (see examples/recipes/syncattn.sh)
+NAME=aspec-ja-en SRC=ja TGT=en
+TRAIN_FIRST=1500000
+BLEU_ON_TOKENS=1
+VARIANTS="dbsa19 omote19 syncattn21"
+SYNTAX[dbsa19]=source,target; PREPARE[dbsa19]="--bpe-merges 100000"
+SYNTAX[omote19]=source; PREPARE[omote19]="--bpe-merges 0 --separate-bpe --max-words 50
+  --preprocess-args '--thresholdsrc 7 --thresholdtgt 10'"
+SYNTAX[syncattn21]=source,target; PREPARE[syncattn21]="--bpe-merges 16000 --separate-bpe --max-words 100 --max-ratio 1.5"
+vaswani="--optimizer adam --adam-betas '(0.9, 0.98)' --adam-eps 1e-9 --lr 0.0007 --lr-scheduler inverse_sqrt
+  --warmup-updates 4000 --dropout 0.1 --criterion label_smoothed_cross_entropy --label-smoothing 0.1"
+for m in transformer dbsa; do
+  DATA[deguchi19-$m]=dbsa19; BATCH[deguchi19-$m]=sentences:224; BASELINE[deguchi19-$m]=deguchi19-transformer
+done
+dbsa19="--share-all-embeddings --max-epoch 20 --max-source-positions 250 --max-target-positions 250
+  --skip-invalid-size-inputs-valid-test $vaswani"
+TRAIN[deguchi19-transformer]="--arch transformer $dbsa19"
+TRAIN[deguchi19-dbsa]="--arch transformer_dbsa $dbsa19 --criterion label_smoothed_cross_entropy_with_dependency
+  --dependency-lambda-enc 1.0 --dependency-lambda-dec 1.0"
+for m in transformer rel dep dep_rel; do
+  DATA[omote19-$m]=omote19; BATCH[omote19-$m]=sentences:256; DECODE[omote19-$m]="--beam 1"
+  BASELINE[omote19-$m]=omote19-transformer
+  TRAIN[omote19-$m]="--arch transformer_$m --max-epoch 30 $vaswani"
+done
+TRAIN[omote19-transformer]="--arch transformer --max-epoch 30 $vaswani"
+source "$ROOT/examples/recipes/syncattn.sh"
+syncattn_systems deguchi21- 10.0 12000 syncattn21
+source "$ROOT/examples/recipes/wmt.sh"
+download() { aspec_extract train-1.txt train-2.txt; }

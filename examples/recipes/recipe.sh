@@ -1,0 +1,267 @@
+# Shared steps of the per-dataset recipes: examples/<dataset>/{prepare,train,evaluate}.sh source the
+# dataset's config.sh, then this file, then call `recipe prepare|train|evaluate`.
+#
+# A config.sh sets (the associative arrays are declared here):
+#   NAME SRC TGT         dataset name and language codes (raw files are RAW/{train,valid,test}.{SRC,TGT})
+#   VARIANTS             the data-bins this dataset needs (several when the papers preprocess differently)
+#   SYNTAX[v]            sides of variant v with syntax: source | target | source,target | none
+#   PREPARE[v]           preprocess/prepare.py options of v (BPE, the paper's length filters)
+#   MULTITASK[v]=1       v is the C&H multi-task corpus (preprocess/multitask.py, then no syntax)
+#   DATA[m]              the variant model m trains on (its keys are the models: `train.sh MODEL`)
+#   TRAIN[m]             model m's fairseq-train options (the paper's settings)
+#   BATCH[m]             tokens:N or sentences:N per update (split over GPUs and --update-freq)
+#   TASK[m] DECODE[m] BASELINE[m]   defaults: syntax_translation, "--beam 4 --lenpen 0.6", transformer
+#   TRAIN_FIRST          keep the first N training pairs (before parsing); 0 = all
+#   BLEU_ON_TOKENS=1     WAT-style: BLEU on the tokenised reference (Japanese targets always; + RIBES)
+#   download             a function writing RAW/{train,valid,test}.{SRC,TGT} (raw text), or exiting with
+#                        instructions when the data is not public
+#
+# Variables for users (defaults in brackets; nothing assumes a home folder):
+#   WORK          everything this dataset writes                                  [<repo>/work/NAME]
+#   LOCAL_DATA    a folder with {train,valid,test}.{SRC,TGT} (raw text, one sentence per line) and/or
+#                 their CoNLL-U parses {split}.{lang}.conllu (e.g. KyTea + EDA for Japanese): used
+#                 instead of downloading; parses given here are used as they are
+#   SAMPLE=1      offline run on a small synthetic sample with gold parses, in the dataset's language
+#                 codes; models narrowed to d 32 and 2 updates on CPU (what tests/test_recipes.py runs)
+#   PARSER_<lang> / PARSER_MODEL_<lang>   parser backend for a language (stanza | spacy | udpipe) and its
+#                 model [stanza, except ja: spacy with ja_ginza]; STANZA_DIR: stanza's model folder
+#   JA_TOKENIZED=1  the Japanese raw text is tokenised already (KyTea): kept, parsed --pretokenized;
+#                 otherwise `kytea -notags` when kytea is on PATH, else the parser's own tokeniser
+#   GPUS MAX_TOKENS   GPUs used and tokens per GPU batch [all visible / 1; 4096]: --update-freq makes
+#                 the paper's batch; EXTRA_TRAIN_ARGS (e.g. --fp16) and extra train.sh arguments pass on
+#
+# The scripts source this file first, then config.sh, then run `recipe STEP "$@"`.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+declare -A SYNTAX PREPARE MULTITASK DATA TRAIN BATCH TASK DECODE BASELINE
+TRAIN_FIRST=0
+BLEU_ON_TOKENS=0
+
+words() {  # $1 = array name, $2 = options as written in a config (shell quoting honoured)
+  eval "$1=($2)"
+}
+
+log() { echo "[$NAME] $*" >&2; }
+die() { echo "[$NAME] error: $*" >&2; exit 1; }
+splits=(train valid test)
+
+# ---------------------------------------------------------------- data
+fetch_sample() {  # synthetic pairs with gold parses, under the dataset's language codes
+  local tmp="$WORK/sample" split
+  python "$ROOT/preprocess/synth.py" -o "$tmp" --train 300 --valid 20 --test 20 --seed 1 > /dev/null 2>&1
+  for split in "${splits[@]}"; do
+    cp "$tmp/$split.src" "$RAW/$split.$SRC"; cp "$tmp/$split.tgt" "$RAW/$split.$TGT"
+    # gold parses where a model needs them, and for Japanese (its tokenisation); the other sides
+    # go through the Moses tokeniser like real data
+    if [ "$SRC" = ja ] || needs_syntax "$SRC"; then cp "$tmp/$split.src.conllu" "$RAW/$split.$SRC.conllu"; fi
+    if [ "$TGT" = ja ] || needs_syntax "$TGT"; then cp "$tmp/$split.tgt.conllu" "$RAW/$split.$TGT.conllu"; fi
+  done
+}
+
+fetch_local() {
+  local f n=0
+  for f in "$LOCAL_DATA"/{train,valid,test}.{"$SRC","$TGT"}{,.conllu}; do
+    if [ -f "$f" ]; then cp "$f" "$RAW/"; n=$((n + 1)); fi
+  done
+  [ $n -gt 0 ] || die "LOCAL_DATA=$LOCAL_DATA has none of {train,valid,test}.{$SRC,$TGT}[.conllu]"
+}
+
+lang_side() { [ "$1" = "$SRC" ] && echo source || echo target; }
+
+needs_syntax() {  # $1 = language: does any variant need its parses?
+  local v side; side=$(lang_side "$1")
+  for v in $VARIANTS; do [[ ",${SYNTAX[$v]}," == *",$side,"* ]] && return 0; done
+  return 1
+}
+
+first_n() {  # $1 = file (text or CoNLL-U), in place: keep the first TRAIN_FIRST sentences
+  local n="${TRAIN_FIRST:-0}"
+  [ "$n" -gt 0 ] || return 0
+  if [[ "$1" == *.conllu ]]; then awk -v n="$n" 'BEGIN{RS=""; ORS="\n\n"} NR<=n' "$1" > "$1.tmp"
+  else head -n "$n" "$1" > "$1.tmp"; fi
+  mv "$1.tmp" "$1"
+}
+
+fetch() {
+  if [ -f "$RAW/.complete" ]; then log "raw data: $RAW (delete it to fetch again)"; return; fi
+  rm -rf "$RAW"; mkdir -p "$RAW"
+  if [ "$SAMPLE" = 1 ]; then fetch_sample
+  elif [ -n "${LOCAL_DATA:-}" ]; then fetch_local
+  else download; fi
+  local f
+  for f in "$RAW"/train.*; do first_n "$f"; done
+  touch "$RAW/.complete"
+}
+
+parser_args() {  # $1 = language: fairseq-syntax-parse options
+  local lang=$1 backend model
+  backend=$(eval echo "\${PARSER_$lang:-}"); model=$(eval echo "\${PARSER_MODEL_$lang:-}")
+  if [ -z "$backend" ]; then if [ "$lang" = ja ]; then backend=spacy; else backend=stanza; fi; fi
+  [ "$backend" = spacy ] && [ -z "$model" ] && model=ja_ginza
+  echo "--backend $backend --lang $lang${model:+ --model $model}${STANZA_DIR:+ --model-dir $STANZA_DIR}"
+}
+
+moses() {  # $1 = language; stdin -> stdout: Moses punctuation normalisation (+ tokenisation with $2 = tok)
+  if [ "${2:-}" = tok ]; then sacremoses -l "$1" -j 1 normalize | sacremoses -l "$1" -j 1 tokenize -a
+  else sacremoses -l "$1" -j 1 normalize; fi
+}
+
+text_units() {  # $1 = split, $2 = language: write WORK/text/$1.$2[.conllu], the dataset's tokenisation
+  local split=$1 lang=$2 raw="$RAW/$1.$2" out="$WORK/text/$1.$2" pretok=()
+  if [ -f "$raw.conllu" ]; then cp "$raw.conllu" "$out.conllu"; return; fi
+  [ -f "$raw" ] || die "$raw: neither this file nor its .conllu exists"
+  if [ "$lang" = ja ]; then
+    if [ "${JA_TOKENIZED:-0}" = 1 ]; then cp "$raw" "$out.raw"; pretok=(--pretokenized)
+    elif command -v kytea > /dev/null; then kytea -notags < "$raw" > "$out.raw"; pretok=(--pretokenized)
+    else cp "$raw" "$out.raw"; fi
+    if needs_syntax "$lang" || [ ${#pretok[@]} -eq 0 ]; then  # the parser tokenises (and parses)
+      # shellcheck disable=SC2046
+      fairseq-syntax-parse -i "$out.raw" -o "$out.conllu" $(parser_args "$lang") "${pretok[@]}" --no-progress
+    else mv "$out.raw" "$out"; fi
+  elif needs_syntax "$lang"; then
+    moses "$lang" < "$raw" > "$out.raw"
+    # shellcheck disable=SC2046
+    fairseq-syntax-parse -i "$out.raw" -o "$out.conllu" $(parser_args "$lang") --no-progress
+  else
+    moses "$lang" tok < "$raw" > "$out"
+  fi
+  rm -f "$out.raw"
+}
+
+stage_variant() {  # $1 = variant: WORK/$1/text, the inputs of prepare.py (or of the multi-task corpus)
+  local v=$1 split lang dir="$WORK/$1/text"
+  rm -rf "$dir"; mkdir -p "$dir"
+  for split in "${splits[@]}"; do
+    for lang in "$SRC" "$TGT"; do  # parses win over text (prepare.py reads PREF.L first when both exist)
+      if [ -f "$WORK/text/$split.$lang.conllu" ]; then ln -s "$WORK/text/$split.$lang.conllu" "$dir/"
+      else ln -s "$WORK/text/$split.$lang" "$dir/"; fi
+    done
+  done
+  if [ "${MULTITASK[$v]:-0}" = 1 ]; then
+    fairseq-syntax-multitask -s "$SRC" -t "$TGT" --trainpref "$dir/train" --validpref "$dir/valid" \
+      --testpref "$dir/test" -o "$WORK/$v/multitask" --no-progress >&2
+    dir="$WORK/$v/multitask"
+  fi
+  echo "$dir"
+}
+
+recipe_prepare() {
+  local v split lang dir syntax args
+  [ $# -eq 0 ] || die "prepare.sh takes no arguments (variables: see the top of $0)"
+  fetch
+  mkdir -p "$WORK/text"
+  for split in "${splits[@]}"; do
+    for lang in "$SRC" "$TGT"; do
+      if [ ! -f "$WORK/text/$split.$lang" ] && [ ! -f "$WORK/text/$split.$lang.conllu" ]; then
+        log "tokenise / parse $split.$lang"; text_units "$split" "$lang"; fi
+    done
+  done
+  for v in $VARIANTS; do
+    log "variant $v: ${PREPARE[$v]} (syntax: ${SYNTAX[$v]})"
+    dir=$(stage_variant "$v")
+    syntax=${SYNTAX[$v]}; [ "${MULTITASK[$v]:-0}" = 1 ] && syntax=none
+    words args "${PREPARE[$v]}"
+    python "$ROOT/preprocess/prepare.py" -s "$SRC" -t "$TGT" --trainpref "$dir/train" --validpref "$dir/valid" \
+      --testpref "$dir/test" --destdir "$WORK/$v/data-bin" --workdir "$WORK/$v/work" --syntax "$syntax" \
+      "${args[@]}" --no-progress 2>&1 | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }
+  done
+  log "data-bins: $(for v in $VARIANTS; do printf '%s ' "$WORK/$v/data-bin"; done)"
+}
+
+# ---------------------------------------------------------------- training
+gpu_count() {
+  if [ -n "${GPUS:-}" ]; then echo "$GPUS"
+  elif command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1; then nvidia-smi -L | wc -l
+  else echo 1; fi
+}
+
+batch_args() {  # $1 = tokens:N | sentences:N -> per-GPU batch and --update-freq making N per update
+  local kind=${1%%:*} n=${1##*:} gpus max
+  gpus=$(gpu_count); max=${MAX_TOKENS:-4096}
+  if [ "$kind" = tokens ]; then
+    echo "--max-tokens $max --update-freq $(( (n + max * gpus - 1) / (max * gpus) ))"
+  else
+    echo "--batch-size $(( (n + gpus - 1) / gpus )) --update-freq 1"
+  fi
+}
+
+model_list() {  # this dataset's models, baselines first (their hypotheses serve the bootstrap tests)
+  local m
+  for m in $(printf '%s\n' "${!DATA[@]}" | sort); do [ "${BASELINE[$m]:-transformer}" = "$m" ] && echo "$m"; done
+  for m in $(printf '%s\n' "${!DATA[@]}" | sort); do [ "${BASELINE[$m]:-transformer}" = "$m" ] || echo "$m"; done
+}
+
+model_of() {  # $1 = model name, checked against this dataset's models
+  [ -n "${1:-}" ] || die "usage: $(basename "$0") MODEL [extra fairseq options]; models: $(echo $(model_list))"
+  [ -n "${DATA[$1]:-}" ] || die "unknown model '$1' for $NAME; models: $(echo $(model_list))"
+}
+
+recipe_train() {
+  model_of "${1:-}"
+  local m=$1; shift
+  local bin="$WORK/${DATA[$m]}/data-bin" sample=() extra=()
+  [ -d "$bin" ] || die "$bin does not exist: run prepare.sh first"
+  if [ "$SAMPLE" = 1 ]; then  # the paper's model, narrowed to run in seconds on CPU
+    if [[ "${TRAIN[$m]}" == *attention_lstm* || "${TRAIN[$m]}" == *lstm* ]]; then sample=(--embed-dim 32)
+    else sample=(--encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64)
+    fi
+    sample+=(--max-update 2 --cpu --num-workers 0 --max-tokens 1024 --batch-size 64 --update-freq 1
+             --no-epoch-checkpoints --log-interval 1)
+  fi
+  [ -n "${EXTRA_TRAIN_ARGS:-}" ] && read -r -a extra <<< "$EXTRA_TRAIN_ARGS"
+  local -a cmd opts batch
+  words opts "${TRAIN[$m]}"; words batch "$(batch_args "${BATCH[$m]}")"
+  cmd=(fairseq-syntax-train "$bin" --user-dir "$ROOT/fairseq_syntax" --task "${TASK[$m]:-syntax_translation}"
+       "${opts[@]}" "${batch[@]}" --save-dir "$WORK/checkpoints/$m"
+       --log-format simple --log-interval 100 "${sample[@]}" "${extra[@]}" "$@")
+  log "$(printf '%q ' "${cmd[@]}")"
+  [ "${DRY_RUN:-0}" = 1 ] || "${cmd[@]}"
+}
+
+# ---------------------------------------------------------------- evaluation
+recipe_evaluate() {
+  model_of "${1:-}"
+  local m=$1; shift
+  local v=${DATA[$m]} out="$WORK/eval/$m" ck="$WORK/checkpoints/$m/checkpoint_best.pt" cpu=()
+  [ -f "$ck" ] || ck="$WORK/checkpoints/$m/checkpoint_last.pt"
+  [ -f "$ck" ] || die "no checkpoint in $WORK/checkpoints/$m: run train.sh $m first"
+  [ "$SAMPLE" = 1 ] && cpu=(--cpu)
+  mkdir -p "$out"
+  local -a decode; words decode "${DECODE[$m]:---beam 4 --lenpen 0.6}"
+  fairseq-generate "$WORK/$v/data-bin" --user-dir "$ROOT/fairseq_syntax" --task "${TASK[$m]:-syntax_translation}" \
+    --path "$ck" "${decode[@]}" --remove-bpe --batch-size 64 \
+    --required-batch-size-multiple 1 "${cpu[@]}" "$@" > "$out/generate.out" 2> "$out/generate.log" \
+    || { tail -5 "$out/generate.log" >&2; die "fairseq-generate failed (log: $out/generate.log)"; }
+  grep '^H-' "$out/generate.out" | sort -t- -k2,2n | cut -f3 > "$out/hyp.tok"
+  local ref_tok="$WORK/$v/work/test.tok.$TGT" src_tok="$WORK/$v/work/test.tok.$SRC"
+  local n_hyp n_ref; n_hyp=$(wc -l < "$out/hyp.tok"); n_ref=$(wc -l < "$ref_tok")
+  [ "$n_hyp" = "$n_ref" ] || die "$out/generate.out has $n_hyp translations for $n_ref test sentences"
+  local args=(--source "$src_tok" --json "$out/scores.json" --plot "$out/bleu_by_length.png")
+  if [ "$TGT" = ja ] || [ "${BLEU_ON_TOKENS:-0}" = 1 ]; then  # WAT: BLEU on the tokens (KyTea / Moses)
+    cp "$out/hyp.tok" "$out/hyp.txt"; args+=(--hyp "$out/hyp.txt" --ref "$ref_tok" --tokenize none)
+    [ "$TGT" = ja ] && args+=(--ribes)
+  else  # sacreBLEU on detokenised text against the raw reference
+    sacremoses -l "$TGT" -j 1 detokenize < "$out/hyp.tok" > "$out/hyp.txt"
+    args+=(--hyp "$out/hyp.txt" --ref "$RAW/test.$TGT")
+  fi
+  local base=${BASELINE[$m]:-transformer}
+  if [ "$base" != "$m" ] && [ -f "$WORK/eval/$base/hyp.txt" ]; then args+=(--baseline "$WORK/eval/$base/hyp.txt")
+  elif [ "$base" != "$m" ]; then log "no $WORK/eval/$base/hyp.txt yet: evaluate $base first for the bootstrap test"; fi
+  fairseq-syntax-evaluate "${args[@]}" | tee "$out/scores.txt"
+}
+
+recipe() {
+  local step=$1; shift
+  WORK="${WORK:-$ROOT/work/$NAME}"
+  RAW="$WORK/raw"
+  SAMPLE="${SAMPLE:-0}"
+  export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore}"
+  # shellcheck disable=SC1091
+  source "$ROOT/examples/setup_env.sh"
+  case $step in
+    prepare) recipe_prepare "$@" ;;
+    train) recipe_train "$@" ;;
+    evaluate) recipe_evaluate "$@" ;;
+    *) die "unknown step $step" ;;
+  esac
+}

@@ -1,0 +1,117 @@
+"""Every dataset recipe (examples/<dataset>/{prepare,train,evaluate}.sh) runs offline on its small sample
+(SAMPLE=1: synthetic pairs with gold parses under the dataset's language codes, d-32 models, 2 updates):
+prepare -> train -> evaluate, for the paper's baseline(s) and proposed model(s); and train.sh carries the
+papers' hyper-parameters (checked on the printed command, DRY_RUN=1)."""
+import json
+import os
+import re
+
+import pytest
+
+from helpers import ROOT, run
+
+# dataset -> (every model the recipe offers, the ones trained and evaluated here)
+PASCAL_MODELS = ["transformer", "ch", "pascal", "sh", "sisa"]
+RECIPES = {
+    "nc11-en-de": (PASCAL_MODELS, ["transformer", "pascal"]),
+    "nc11-de-en": (PASCAL_MODELS, ["transformer", "pascal"]),
+    "wmt16-en-de": (PASCAL_MODELS, ["transformer", "pascal"]),
+    "wmt17-en-de": (PASCAL_MODELS, ["transformer", "pascal"]),
+    "wmt18-en-tr": (PASCAL_MODELS, ["transformer", "pascal"]),
+    "wat-en-ja": (PASCAL_MODELS, PASCAL_MODELS),  # every PASCAL-paper system once (S&H, SISA, C&H too)
+    "wmt14-en-de": (["transformer", "dbsa", "syncattn"], ["transformer", "dbsa", "syncattn"]),
+    "wmt16-en-ro": (["transformer", "dbsa", "syncattn"], ["transformer", "syncattn"]),
+    "aspec-ja-en": (
+        ["deguchi19-transformer", "deguchi21-transformer", "omote19-transformer", "deguchi19-dbsa",
+         "deguchi21-dbsa", "deguchi21-syncattn", "omote19-dep", "omote19-dep_rel", "omote19-rel"],
+        ["deguchi19-transformer", "deguchi21-transformer", "omote19-transformer", "deguchi19-dbsa",
+         "deguchi21-dbsa", "deguchi21-syncattn", "omote19-dep", "omote19-dep_rel", "omote19-rel"],
+    ),
+    "aspec-en-ja": (["lstm_luong", "cky_lstm"], ["lstm_luong", "cky_lstm"]),
+}
+
+
+def recipe(dataset, step, *args, check=True, **variables):
+    script = os.path.join(ROOT, "examples", dataset, f"{step}.sh")
+    env = [f"{k}={v}" for k, v in variables.items()]
+    return run(["env", *env, "bash", script, *args], check=check)
+
+
+def listed_models(dataset, work):
+    p = recipe(dataset, "train", check=False, WORK=work)
+    assert p.returncode == 1
+    return p.stderr.split("models: ")[1].split()
+
+
+@pytest.mark.parametrize("dataset", sorted(RECIPES))
+def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
+    work = str(tmp_path)
+    every, trained = RECIPES[dataset]
+    assert sorted(listed_models(dataset, work)) == sorted(every)
+    recipe(dataset, "prepare", SAMPLE=1, WORK=work)
+    src, tgt = dataset.split("-")[-2:]
+    for model in trained:  # baselines come first: the others are tested against them
+        recipe(dataset, "train", model, SAMPLE=1, WORK=work)
+        assert os.path.exists(os.path.join(work, "checkpoints", model, "checkpoint_last.pt"))
+        out = recipe(dataset, "evaluate", model, SAMPLE=1, WORK=work).stdout
+        scores = json.load(open(os.path.join(work, "eval", model, "scores.json")))
+        assert scores["sentences"] == 20  # the sample's whole test set
+        assert re.search(r"^BLEU \d+\.\d+ +\(nrefs:1\|", out, flags=re.M)
+        if tgt == "ja" or dataset.startswith("aspec"):  # WAT: BLEU on the tokens (and RIBES for Japanese)
+            assert "tok:none" in scores["bleu_signature"] and ("ribes" in scores) == (tgt == "ja")
+        else:  # sacreBLEU's own tokenisation of the detokenised output against the raw reference
+            assert "tok:13a" in scores["bleu_signature"]
+        is_baseline = model.endswith("transformer") or model == "lstm_luong"
+        assert ("bootstrap" in scores) != is_baseline, model
+        assert os.path.getsize(os.path.join(work, "eval", model, "bleu_by_length.png")) > 0
+    if dataset in ("nc11-en-de", "wmt18-en-tr"):  # the target has no parse: Moses-tokenised text
+        assert os.path.exists(os.path.join(work, "text", f"train.{tgt}"))
+        assert not os.path.exists(os.path.join(work, "text", f"train.{tgt}.conllu"))
+    p = recipe(dataset, "evaluate", "no-such-model", check=False, SAMPLE=1, WORK=work)
+    assert p.returncode == 1 and "unknown model 'no-such-model'" in p.stderr
+
+
+# the papers' settings, as the printed fairseq-train command must carry them
+PAPER_SETTINGS = [
+    ("nc11-en-de", "pascal", ["--arch transformer_pascal", "--pascal-heads 2", "--pascal-ignore-prob 0.4",
+                              "--adam-betas '(0.9, 0.997)'", "--lr 0.0007", "--warmup-updates 8000",
+                              "--max-update 20000", "--dropout 0.3", "--max-tokens 4096 --update-freq 8"]),
+    ("nc11-de-en", "pascal", ["--pascal-heads 8", "--pascal-ignore-prob 0.0"]),
+    ("wmt18-en-tr", "pascal", ["--pascal-heads 7", "--pascal-ignore-prob 0.3", "--adam-betas '(0.9, 0.98)'"]),
+    ("wmt16-en-de", "pascal", ["--pascal-heads 5", "--max-update 100000", "--dropout 0.1"]),
+    ("wmt17-en-de", "sh", ["--arch transformer_sh", "--label-embed-dim 10"]),
+    ("wat-en-ja", "sisa", ["--arch transformer_sisa", "label_smoothed_cross_entropy_with_dependency"]),
+    ("wat-en-ja", "ch", ["--task translation", "--arch transformer", "/ch/data-bin"]),
+    ("wmt14-en-de", "syncattn", ["--sync-lambda 0.5", "--sync-layer 5", "--dependency-lambda-enc 0.5",
+                                 "--max-tokens 4096 --update-freq 7", "--share-all-embeddings"]),
+    ("wmt16-en-ro", "syncattn", ["--sync-lambda 0.1", "--update-freq 2"]),
+    ("aspec-ja-en", "deguchi21-syncattn", ["--sync-lambda 10.0", "--update-freq 3",
+                                           "--share-decoder-input-output-embed"]),
+    ("aspec-ja-en", "deguchi19-dbsa", ["--arch transformer_dbsa", "--dependency-lambda-enc 1.0",
+                                       "--dependency-lambda-dec 1.0", "--batch-size 224", "--max-epoch 20",
+                                       "--max-source-positions 250"]),
+    ("aspec-ja-en", "omote19-dep_rel", ["--arch transformer_dep_rel", "--batch-size 256", "--max-epoch 30",
+                                        "--warmup-updates 4000", "--adam-eps 1e-9"]),
+    ("aspec-en-ja", "cky_lstm", ["--task translation", "--arch cky_lstm", "--adam-betas '(0.9, 0.99)'",
+                                 "--clip-norm 3.0", "--weight-decay 1e-6", "--lr-scheduler fixed",
+                                 "--lr 0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.005,0.005,0.005,0.0025"]),
+]
+
+
+@pytest.mark.parametrize("dataset,model,expected", PAPER_SETTINGS, ids=[f"{d}:{m}" for d, m, _ in PAPER_SETTINGS])
+def test_train_command_carries_the_papers_settings(dataset, model, expected, tmp_path):
+    for variant in ("main", "ch", "dbsa19", "omote19", "syncattn21", "words"):
+        os.makedirs(tmp_path / variant / "data-bin")
+    p = recipe(dataset, "train", model, DRY_RUN=1, WORK=str(tmp_path), GPUS=1, MAX_TOKENS=4096)
+    command = p.stderr
+    for fragment in expected:
+        assert fragment in command, (fragment, command)
+    # 4 GPUs: the same batch per update with a quarter of the accumulation
+    p4 = recipe(dataset, "train", model, DRY_RUN=1, WORK=str(tmp_path), GPUS=4, MAX_TOKENS=4096).stderr
+    freq1, freq4 = (int(re.search(r"--update-freq (\d+)", c).group(1)) for c in (command, p4))
+    assert freq4 == max(1, -(-freq1 // 4)) or "--batch-size" in command
+
+
+def test_train_refuses_without_data(tmp_path):
+    p = recipe("nc11-en-de", "train", "pascal", check=False, WORK=str(tmp_path))
+    assert p.returncode == 1 and "run prepare.sh first" in p.stderr
