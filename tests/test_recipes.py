@@ -5,30 +5,37 @@ papers' hyper-parameters (checked on the printed command, DRY_RUN=1)."""
 import json
 import os
 import re
+import shlex
 
 import pytest
 
 from helpers import ROOT, run
 
-# dataset -> (every model the recipe offers, the ones trained and evaluated here)
+# dataset -> (every model the recipe offers, the ones trained and evaluated here, baselines first)
 PASCAL_MODELS = ["transformer", "ch", "pascal", "sh", "sisa"]
+DEGUCHI19 = ["deguchi19-" + m for m in ("transformer", "dbsa", "dbsa_enc", "dbsa_dec", "transformer-words",
+                                        "dbsa-words")]
+OMOTE19 = ["omote19-" + m for m in ("transformer", "rel", "dep", "dep_rel", "dep-kv", "dep-k", "dep-v", "noabs")]
+DEGUCHI21 = ["deguchi21-" + m for m in ("transformer", "dbsa", "syncattn")]
 RECIPES = {
     "nc11-en-de": (PASCAL_MODELS, ["transformer", "pascal"]),
     "nc11-de-en": (PASCAL_MODELS, ["transformer", "pascal"]),
     "wmt16-en-de": (PASCAL_MODELS, ["transformer", "pascal"]),
     "wmt17-en-de": (PASCAL_MODELS, ["transformer", "pascal"]),
     "wmt18-en-tr": (PASCAL_MODELS, ["transformer", "pascal"]),
-    "wat-en-ja": (PASCAL_MODELS, PASCAL_MODELS),  # every PASCAL-paper system once (S&H, SISA, C&H too)
+    "wat-en-ja": (PASCAL_MODELS, ["transformer", "ch", "pascal", "sh", "sisa"]),  # every PASCAL-paper system
     "wmt14-en-de": (["transformer", "dbsa", "syncattn"], ["transformer", "dbsa", "syncattn"]),
     "wmt16-en-ro": (["transformer", "dbsa", "syncattn"], ["transformer", "syncattn"]),
-    "aspec-ja-en": (
-        ["deguchi19-transformer", "deguchi21-transformer", "omote19-transformer", "deguchi19-dbsa",
-         "deguchi21-dbsa", "deguchi21-syncattn", "omote19-dep", "omote19-dep_rel", "omote19-rel"],
-        ["deguchi19-transformer", "deguchi21-transformer", "omote19-transformer", "deguchi19-dbsa",
-         "deguchi21-dbsa", "deguchi21-syncattn", "omote19-dep", "omote19-dep_rel", "omote19-rel"],
-    ),
+    # every data variant of the three papers once, and each paper's proposed model
+    "aspec-ja-en": (DEGUCHI19 + OMOTE19 + DEGUCHI21,
+                    ["deguchi19-transformer", "deguchi19-dbsa", "deguchi19-transformer-words", "deguchi19-dbsa-words",
+                     "omote19-transformer", "omote19-dep_rel", "omote19-dep-kv", "omote19-dep-k",
+                     "deguchi21-transformer", "deguchi21-syncattn"]),
     "aspec-en-ja": (["lstm_luong", "cky_lstm"], ["lstm_luong", "cky_lstm"]),
 }
+# the baselines: evaluated without a bootstrap test; every other model is tested against its baseline
+BASELINES = {"transformer", "lstm_luong", "deguchi19-transformer", "deguchi19-transformer-words",
+             "omote19-transformer", "omote19-dep-kv", "deguchi21-transformer"}
 
 
 def recipe(dataset, step, *args, check=True, **variables):
@@ -61,8 +68,7 @@ def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
             assert "tok:none" in scores["bleu_signature"] and ("ribes" in scores) == (tgt == "ja")
         else:  # sacreBLEU's own tokenisation of the detokenised output against the raw reference
             assert "tok:13a" in scores["bleu_signature"]
-        is_baseline = model.endswith("transformer") or model == "lstm_luong"
-        assert ("bootstrap" in scores) != is_baseline, model
+        assert ("bootstrap" in scores) != (model in BASELINES), model
         assert os.path.getsize(os.path.join(work, "eval", model, "bleu_by_length.png")) > 0
     if dataset in ("nc11-en-de", "wmt18-en-tr"):  # the target has no parse: Moses-tokenised text
         assert os.path.exists(os.path.join(work, "text", f"train.{tgt}"))
@@ -74,10 +80,10 @@ def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
 # the papers' settings, as the printed fairseq-train command must carry them
 PAPER_SETTINGS = [
     ("nc11-en-de", "pascal", ["--arch transformer_pascal", "--pascal-heads 2", "--pascal-ignore-prob 0.4",
-                              "--adam-betas '(0.9, 0.997)'", "--lr 0.0007", "--warmup-updates 8000",
+                              "--adam-betas (0.9, 0.997)", "--lr 0.0007", "--warmup-updates 8000",
                               "--max-update 20000", "--dropout 0.3", "--max-tokens 4096 --update-freq 8"]),
     ("nc11-de-en", "pascal", ["--pascal-heads 8", "--pascal-ignore-prob 0.0"]),
-    ("wmt18-en-tr", "pascal", ["--pascal-heads 7", "--pascal-ignore-prob 0.3", "--adam-betas '(0.9, 0.98)'"]),
+    ("wmt18-en-tr", "pascal", ["--pascal-heads 7", "--pascal-ignore-prob 0.3", "--adam-betas (0.9, 0.98)"]),
     ("wmt16-en-de", "pascal", ["--pascal-heads 5", "--max-update 100000", "--dropout 0.1"]),
     ("wmt17-en-de", "sh", ["--arch transformer_sh", "--label-embed-dim 10"]),
     ("wat-en-ja", "sisa", ["--arch transformer_sisa", "label_smoothed_cross_entropy_with_dependency"]),
@@ -90,9 +96,14 @@ PAPER_SETTINGS = [
     ("aspec-ja-en", "deguchi19-dbsa", ["--arch transformer_dbsa", "--dependency-lambda-enc 1.0",
                                        "--dependency-lambda-dec 1.0", "--batch-size 224", "--max-epoch 20",
                                        "--max-source-positions 250"]),
+    ("aspec-ja-en", "deguchi19-dbsa_enc", ["--arch transformer_dbsa_enc", "/dbsa19/data-bin"]),
+    ("aspec-ja-en", "deguchi19-dbsa-words", ["--arch transformer_dbsa ", "/dbsa19words/data-bin"]),
+    ("aspec-ja-en", "omote19-dep-v", ["--arch transformer_dep", "--rel-dep-terms value", "--rel-no-absolute-positions",
+                                      "--batch-size 100", "--max-epoch 50", "/omote19abl/data-bin"]),
+    ("aspec-ja-en", "omote19-noabs", ["--arch syntax_transformer", "--rel-no-absolute-positions"]),
     ("aspec-ja-en", "omote19-dep_rel", ["--arch transformer_dep_rel", "--batch-size 256", "--max-epoch 30",
                                         "--warmup-updates 4000", "--adam-eps 1e-9"]),
-    ("aspec-en-ja", "cky_lstm", ["--task translation", "--arch cky_lstm", "--adam-betas '(0.9, 0.99)'",
+    ("aspec-en-ja", "cky_lstm", ["--task translation", "--arch cky_lstm", "--adam-betas (0.9, 0.99)",
                                  "--clip-norm 3.0", "--weight-decay 1e-6", "--lr-scheduler fixed",
                                  "--lr 0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.005,0.005,0.005,0.0025"]),
 ]
@@ -100,10 +111,10 @@ PAPER_SETTINGS = [
 
 @pytest.mark.parametrize("dataset,model,expected", PAPER_SETTINGS, ids=[f"{d}:{m}" for d, m, _ in PAPER_SETTINGS])
 def test_train_command_carries_the_papers_settings(dataset, model, expected, tmp_path):
-    for variant in ("main", "ch", "dbsa19", "omote19", "syncattn21", "words"):
+    for variant in ("main", "ch", "dbsa19", "dbsa19words", "omote19", "omote19abl", "syncattn21", "words"):
         os.makedirs(tmp_path / variant / "data-bin")
     p = recipe(dataset, "train", model, DRY_RUN=1, WORK=str(tmp_path), GPUS=1, MAX_TOKENS=4096)
-    command = p.stderr
+    command = " ".join(shlex.split(p.stderr.split("] ", 1)[1]))  # the arguments as fairseq receives them
     for fragment in expected:
         assert fragment in command, (fragment, command)
     # 4 GPUs: the same batch per update with a quarter of the accumulation
