@@ -55,7 +55,8 @@ def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
     work = str(tmp_path)
     every, trained = RECIPES[dataset]
     assert sorted(listed_models(dataset, work)) == sorted(every)
-    recipe(dataset, "prepare", SAMPLE=1, WORK=work)
+    recipe(dataset, "prepare", *trained, SAMPLE=1, WORK=work)  # the data-bins these models need
+    variants = sorted(d for d in os.listdir(work) if os.path.isdir(os.path.join(work, d, "data-bin")))
     src, tgt = dataset.split("-")[-2:]
     for model in trained:  # baselines come first: the others are tested against them
         recipe(dataset, "train", model, SAMPLE=1, WORK=work)
@@ -70,6 +71,8 @@ def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
             assert "tok:13a" in scores["bleu_signature"]
         assert ("bootstrap" in scores) != (model in BASELINES), model
         assert os.path.getsize(os.path.join(work, "eval", model, "bleu_by_length.png")) > 0
+    if dataset == "nc11-en-de":
+        assert variants == ["main"]  # C&H's corpus is not built when no C&H model is asked for
     if dataset in ("nc11-en-de", "wmt18-en-tr"):  # the target has no parse: Moses-tokenised text
         assert os.path.exists(os.path.join(work, "text", f"train.{tgt}"))
         assert not os.path.exists(os.path.join(work, "text", f"train.{tgt}.conllu"))
@@ -123,9 +126,12 @@ def test_train_command_carries_the_papers_settings(dataset, model, expected, tmp
     assert freq4 == max(1, -(-freq1 // 4)) or "--batch-size" in command
 
 
-def test_train_refuses_without_data(tmp_path):
+def test_train_refuses_without_data_and_help_lists_models(tmp_path):
     p = recipe("nc11-en-de", "train", "pascal", check=False, WORK=str(tmp_path))
     assert p.returncode == 1 and "run prepare.sh first" in p.stderr
+    p = recipe("aspec-en-ja", "prepare", "--help", WORK=str(tmp_path))
+    assert "Models: lstm_luong cky_lstm" in p.stdout and "LOCAL_DATA" in p.stdout and "Adam lr 0.01" in p.stdout
+    assert not os.listdir(tmp_path)  # --help wrote nothing
 
 
 def test_recipe_reads_local_data_real_treebank(tmp_path):

@@ -132,7 +132,7 @@ stage_variant() {  # $1 = variant: WORK/$1/text, the inputs of prepare.py (or of
   local v=$1 split lang dir="$WORK/$1/text"
   rm -rf "$dir"; mkdir -p "$dir"
   for split in "${splits[@]}"; do
-    for lang in "$SRC" "$TGT"; do  # parses win over text (prepare.py reads PREF.L first when both exist)
+    for lang in "$SRC" "$TGT"; do  # one input per side: its parse when it has one, else its tokenised text
       if [ -f "$WORK/text/$split.$lang.conllu" ]; then ln -s "$WORK/text/$split.$lang.conllu" "$dir/"
       else ln -s "$WORK/text/$split.$lang" "$dir/"; fi
     done
@@ -145,15 +145,20 @@ stage_variant() {  # $1 = variant: WORK/$1/text, the inputs of prepare.py (or of
   echo "$dir"
 }
 
-recipe_prepare() {
-  local v split lang dir syntax args
-  [ $# -eq 0 ] || die "prepare.sh takes no arguments (variables: see the top of $0)"
+recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (default: every one)
+  local v m split lang dir syntax args selected=""
+  for m in "$@"; do
+    model_of "$m"; [[ " $selected " == *" ${DATA[$m]} "* ]] || selected="$selected ${DATA[$m]}"
+  done
+  [ -z "$selected" ] || VARIANTS=$selected
   fetch
+  [ -d "$WORK/text" ] && log "reusing the tokenised / parsed text in $WORK/text (delete it to redo)"
   mkdir -p "$WORK/text"
   for split in "${splits[@]}"; do
-    for lang in "$SRC" "$TGT"; do
-      if [ ! -f "$WORK/text/$split.$lang" ] && [ ! -f "$WORK/text/$split.$lang.conllu" ]; then
-        log "tokenise / parse $split.$lang"; text_units "$split" "$lang"; fi
+    for lang in "$SRC" "$TGT"; do  # done before, unless a variant needs a parse that is not there yet
+      if [ -f "$WORK/text/$split.$lang.conllu" ]; then continue; fi
+      if [ -f "$WORK/text/$split.$lang" ] && ! needs_syntax "$lang"; then continue; fi
+      log "tokenise / parse $split.$lang"; rm -f "$WORK/text/$split.$lang"; text_units "$split" "$lang"
     done
   done
   for v in $VARIANTS; do
@@ -250,8 +255,20 @@ recipe_evaluate() {
   fairseq-syntax-evaluate "${args[@]}" | tee "$out/scores.txt"
 }
 
+recipe_help() {  # the dataset's header, the steps, the variables and the models
+  sed -n '/^[^#]/q; s/^# \{0,1\}//p' "$dataset_dir/config.sh"
+  echo
+  sed -n '/^#   bash/s/^# \{0,1\}//p; /^#      /s/^# \{0,1\}//p' "$ROOT/examples/recipes/step.sh" \
+    | sed "s|examples/<dataset>|${dataset_dir#"$ROOT"/}|"
+  echo
+  sed -n '/^# Variables for users/,/^#$/{/^#./s/^# \{0,1\}//p}' "$ROOT/examples/recipes/recipe.sh"
+  echo
+  echo "Models: $(echo $(model_list))"
+}
+
 recipe() {
   local step=$1; shift
+  case "${1:-}" in -h|--help) recipe_help; return ;; esac
   WORK="${WORK:-$ROOT/work/$NAME}"
   RAW="$WORK/raw"
   SAMPLE="${SAMPLE:-0}"
