@@ -134,30 +134,34 @@ def test_train_refuses_without_data_and_help_lists_models(tmp_path):
     assert not os.listdir(tmp_path)  # --help wrote nothing
 
 
-def test_recipe_reads_local_data_real_treebank(tmp_path):
-    """LOCAL_DATA with real text: gold English parses (UD PUD) as CoNLL-U, German as raw text that the
-    recipe Moses-tokenises; sacreBLEU then scores detokenised output against the raw German."""
+def test_recipe_reads_local_data_real_text_and_parses_it(tmp_path):
+    """LOCAL_DATA with real raw text (UD PUD English and German): the recipe parses the English with a real
+    parser (UDPipe 1, the EWT model in ../shared/models) and Moses-tokenises the German; sacreBLEU then
+    scores detokenised output against the raw German."""
+    pytest.importorskip("ufal.udpipe")
     from conftest import require_shared
-    from fairseq_syntax.data.conllu import read_conllu, write_conllu
+    from fairseq_syntax.data.conllu import read_conllu
 
-    en = list(read_conllu(require_shared("data", "UD_English-PUD", "en_pud-ud-test.conllu")))
-    de = list(read_conllu(require_shared("data", "UD_German-PUD", "de_pud-ud-test.conllu")))
+    model = require_shared("models", "en_ewt_udpipe_small.udpipe")
+    text = {lang: [next(c for c in s.comments if c.startswith("# text = "))[9:]
+                   for s in read_conllu(require_shared("data", f"UD_{name}-PUD", f"{lang}_pud-ud-test.conllu"))]
+            for lang, name in (("en", "English"), ("de", "German"))}
     local = tmp_path / "local"
     local.mkdir()
     for split, sl in {"train": slice(0, 900), "valid": slice(900, 950), "test": slice(950, 1000)}.items():
-        with open(local / f"{split}.en.conllu", "w", encoding="utf-8") as f:
-            write_conllu(en[sl], f)
-        text = [next(c for c in s.comments if c.startswith("# text = "))[9:] for s in de[sl]]
-        (local / f"{split}.de").write_text("\n".join(text) + "\n", encoding="utf-8")
+        for lang in ("en", "de"):
+            (local / f"{split}.{lang}").write_text("\n".join(text[lang][sl]) + "\n", encoding="utf-8")
     work = str(tmp_path / "work")
-    recipe("nc11-en-de", "prepare", LOCAL_DATA=str(local), WORK=work)
-    raw_de = (local / "train.de").read_text(encoding="utf-8").splitlines()
-    tok_de = open(os.path.join(work, "text", "train.de"), encoding="utf-8").read().splitlines()
-    assert len(tok_de) == 900 and tok_de != raw_de
-    i = next(i for i, line in enumerate(raw_de) if re.search(r"\w,", line))
-    assert re.search(r"\w ,", tok_de[i])  # Moses split the comma off the word
+    recipe("nc11-en-de", "prepare", "transformer", LOCAL_DATA=str(local), WORK=work, PARSER_en="udpipe",
+           PARSER_MODEL_en=model)
+    parsed = list(read_conllu(os.path.join(work, "text", "train.en.conllu")))
+    assert len(parsed) == 900  # one tree per line of raw text
     assert open(os.path.join(work, "main", "work", "train.tok.en"), encoding="utf-8").readline().split() == \
-        en[0].forms("surface")  # the given parse's tokens, not a re-tokenisation
+        parsed[0].forms("surface")  # the text that is translated is the parse's tokens
+    tok_de = open(os.path.join(work, "text", "train.de"), encoding="utf-8").read().splitlines()
+    assert len(tok_de) == 900
+    i = next(i for i, line in enumerate(text["de"][:900]) if re.search(r"\w,", line))
+    assert re.search(r"\w ,", tok_de[i])  # Moses split the comma off the word
     recipe("nc11-en-de", "train", "transformer", SAMPLE=1, WORK=work)
     recipe("nc11-en-de", "evaluate", "transformer", SAMPLE=1, WORK=work)
     scores = json.load(open(os.path.join(work, "eval", "transformer", "scores.json")))
