@@ -55,7 +55,9 @@ def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
     work = str(tmp_path)
     every, trained = RECIPES[dataset]
     assert sorted(listed_models(dataset, work)) == sorted(every)
-    recipe(dataset, "prepare", *trained, SAMPLE=1, WORK=work)  # the data-bins these models need
+    prep = recipe(dataset, "prepare", *trained, SAMPLE=1, WORK=work)  # the data-bins these models need
+    if dataset in ("nc11-en-de", "wmt14-en-de"):  # real data gets the paper's language filter; synthetic not
+        assert "sample: no --lang-filter" in prep.stderr
     variants = sorted(d for d in os.listdir(work) if os.path.isdir(os.path.join(work, d, "data-bin")))
     src, tgt = dataset.split("-")[-2:]
     for model in trained:  # baselines come first: the others are tested against them
@@ -151,12 +153,14 @@ def test_recipe_reads_local_data_real_text_and_parses_it(tmp_path):
         for lang in ("en", "de"):
             (local / f"{split}.{lang}").write_text("\n".join(text[lang][sl]) + "\n", encoding="utf-8")
     work = str(tmp_path / "work")
-    recipe("nc11-en-de", "prepare", "transformer", LOCAL_DATA=str(local), WORK=work, PARSER_en="udpipe",
-           PARSER_MODEL_en=model)
+    p = recipe("nc11-en-de", "prepare", "transformer", LOCAL_DATA=str(local), WORK=work, PARSER_en="udpipe",
+               PARSER_MODEL_en=model)
+    n = int(re.search(r"train: (\d+) of 900 pairs identified as en-de \(langdetect\)", p.stderr).group(1))
+    assert 880 <= n <= 900  # the paper's langdetect filter ran (PUD is clean English / German)
     parsed = list(read_conllu(os.path.join(work, "text", "train.en.conllu")))
     assert len(parsed) == 900  # one tree per line of raw text
-    assert open(os.path.join(work, "main", "work", "train.tok.en"), encoding="utf-8").readline().split() == \
-        parsed[0].forms("surface")  # the text that is translated is the parse's tokens
+    tok_en = open(os.path.join(work, "main", "work", "train.tok.en"), encoding="utf-8").read().splitlines()
+    assert len(tok_en) == n and tok_en[0].split() == parsed[0].forms("surface")  # the parse's tokens
     tok_de = open(os.path.join(work, "text", "train.de"), encoding="utf-8").read().splitlines()
     assert len(tok_de) == 900
     i = next(i for i, line in enumerate(text["de"][:900]) if re.search(r"\w,", line))

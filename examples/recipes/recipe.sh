@@ -166,6 +166,14 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
     dir=$(stage_variant "$v")
     syntax=${SYNTAX[$v]}; [ "${MULTITASK[$v]:-0}" = 1 ] && syntax=none
     words args "${PREPARE[$v]}"
+    if [ "$SAMPLE" = 1 ] && [[ " ${args[*]} " == *" --lang-filter "* ]]; then  # synthetic words: no language
+      log "sample: no --lang-filter (the sample's words are synthetic)"
+      local a skip=0 kept=()
+      for a in "${args[@]}"; do
+        if [ $skip = 1 ]; then skip=0; elif [ "$a" = --lang-filter ]; then skip=1; else kept+=("$a"); fi
+      done
+      args=("${kept[@]}")
+    fi
     python "$ROOT/preprocess/prepare.py" -s "$SRC" -t "$TGT" --trainpref "$dir/train" --validpref "$dir/valid" \
       --testpref "$dir/test" --destdir "$WORK/$v/data-bin" --workdir "$WORK/$v/work" --syntax "$syntax" \
       "${args[@]}" --no-progress 2>&1 | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }

@@ -10,7 +10,8 @@ Steps, for each split and side:
 2. check that every split has the same number of lines on both sides;
    training pairs may be selected first (``--train-first``, ``--max-words``,
    ``--max-ratio``: the papers' length filters, counted on the tokenised
-   text) and sides without syntax lowercased (``--lowercase``);
+   text; ``--lang-filter``: language identification) and sides without
+   syntax lowercased (``--lowercase``);
 3. learn BPE on train with subword-nmt (joint or separate, N merges) and
    apply it to every split;
 4. run ``fairseq-preprocess`` on the BPE'd text;
@@ -74,6 +75,9 @@ def get_parser():
                    help="drop training pairs with a side longer than N tokens (after tokenisation, before BPE)")
     p.add_argument("--max-ratio", type=float, default=0.0, metavar="R",
                    help="drop training pairs whose token-length ratio (longer / shorter) exceeds R")
+    p.add_argument("--lang-filter", choices=["langid", "langdetect"], default=None,
+                   help="drop training pairs whose sides this language identifier does not detect as -s / -t "
+                   "(PASCAL paper: langdetect on NC11 and WMT16; SyncAttn paper: langid on WMT14)")
     p.add_argument("--lowercase", action="store_true",
                    help="lowercase the text of sides without syntax (refused for syntax sides: the trees' forms "
                    "must match the text)")
@@ -173,28 +177,32 @@ def _select(path, keep, out):
 
 
 def select_training_pairs(args, texts, conllus, work):
-    """The papers' training-pair filters on the tokenised text: at most --max-words tokens per side and a
-    length ratio of at most --max-ratio; rewrites the train text (and parses) in work. Returns the count kept."""
+    """The papers' training-pair filters on the tokenised text (fairseq_syntax.data.pair_filter): length
+    (--max-words, --max-ratio) and language (--lang-filter); rewrites the train text (and parses) in work.
+    Returns the count kept."""
+    from fairseq_syntax.data.pair_filter import language_keep, length_keep
+
     src, tgt = args.source_lang, args.target_lang
     with open(texts[("train", src)], encoding="utf-8") as fs, open(texts[("train", tgt)], encoding="utf-8") as ft:
-        lengths = [(len(a.split()), len(b.split())) for a, b in zip(fs, ft)]
-    keep = [
-        (not args.max_words or max(a, b) <= args.max_words)
-        and (not args.max_ratio or max(a, b) <= args.max_ratio * max(1, min(a, b)))
-        for a, b in lengths
-    ]
+        pairs = [(a.strip(), b.strip()) for a, b in zip(fs, ft)]
+    keep = length_keep(((len(a.split()), len(b.split())) for a, b in pairs), args.max_words, args.max_ratio)
+    if args.lang_filter:
+        by_lang = language_keep(pairs, (src, tgt), args.lang_filter, progress=not args.no_progress)
+        logger.info("train: %d of %d pairs identified as %s-%s (%s)", sum(by_lang), len(pairs), src, tgt,
+                    args.lang_filter)
+        keep = [k and k2 for k, k2 in zip(keep, by_lang)]
     kept = sum(keep)
+    filters = f"--max-words {args.max_words or '-'} --max-ratio {args.max_ratio or '-'} " \
+              f"--lang-filter {args.lang_filter or '-'}"
     if kept == 0:
-        raise SyntaxDataError(texts[("train", src)], f"no training pair passes --max-words {args.max_words} "
-                              f"--max-ratio {args.max_ratio}")
+        raise SyntaxDataError(texts[("train", src)], f"no training pair passes {filters}")
     if kept < len(keep):
         for lang in (src, tgt):
             _select(texts[("train", lang)], keep, texts[("train", lang)])
             if conllus[("train", lang)]:
                 conllus[("train", lang)] = _select(conllus[("train", lang)], keep,
                                                    os.path.join(work, f"train.selected.{lang}.conllu"))
-    logger.info("train: kept %d of %d pairs (--max-words %s, --max-ratio %s)", kept, len(keep),
-                args.max_words or "-", args.max_ratio or "-")
+    logger.info("train: kept %d of %d pairs (%s)", kept, len(keep), filters)
     return kept
 
 
@@ -318,7 +326,7 @@ def main(argv=None):
                 f"line count mismatch in split '{split}': {n_src} {src} sentences vs {n_tgt} {tgt} sentences",
             )
         logger.info("%s: %d sentence pairs", split, n_src)
-    if args.max_words or args.max_ratio:
+    if args.max_words or args.max_ratio or args.lang_filter:
         select_training_pairs(args, texts, conllus, work)
     if args.lowercase:
         for (split, lang), path in texts.items():
