@@ -3,12 +3,14 @@
 # by EDA (give {split}.ja.conllu in LOCAL_DATA; otherwise GiNZA parses), Moses English parsed by stanza.
 # BLEU on the tokens, as at WAT. ASPEC is not public: ASPEC_DIR (your ASPEC-JE folder) or LOCAL_DATA.
 #   deguchi19-*: DBSA (Deguchi et al. 2019): joint BPE, a 100k vocabulary; subword sequences over 250
-#       tokens skipped; batches of 224 sentences, 20 epochs, lambda_enc = lambda_dec = 1.0, beam 4, lp 0.6.
+#       tokens skipped; batches of 224 sentences, 20 epochs, lambda_enc = lambda_dec = 1.0, the epoch with
+#       the best validation BLEU, beam 4, lp 0.6.
 #       Table 2: transformer, dbsa_enc, dbsa_dec, dbsa; Table 3: transformer-words, dbsa-words (no BPE,
 #       the 100k most frequent words)
 #   omote19-*: dependency-based relative positions (Omote et al. 2019): words (no BPE), pairs of at most
 #       50 words, Japanese words seen >= 7 times, English >= 10; Adam (0.9, 0.98, 1e-9), 4,000 warm-up
-#       steps, batches of 256 sentences, 30 epochs, k = l = 2, greedy decoding (Table 2: transformer, rel,
+#       steps, batches of 256 sentences, 30 epochs (the best on validation: BLEU here), k = l = 2, greedy
+#       decoding (Table 2: transformer, rel,
 #       dep, dep_rel). Table 3 ablation (Sec. 5.3), Transformer_dep without absolute positions on the first
 #       100k pairs (<= 50 words), words seen >= 2 times, batches of 100, 50 epochs: dep-kv (b^K and b^V),
 #       dep-k, dep-v, and noabs (neither: no position information); bootstrap against dep-kv
@@ -27,8 +29,11 @@ SYNTAX[omote19]=source; PREPARE[omote19]="--bpe-merges 0 --separate-bpe --max-wo
 SYNTAX[syncattn21]=source,target; PREPARE[syncattn21]="--bpe-merges 16000 --separate-bpe --max-words 100 --max-ratio 1.5"
 vaswani="--optimizer adam --adam-betas '(0.9, 0.98)' --adam-eps 1e-9 --lr 0.0007 --lr-scheduler inverse_sqrt
   --warmup-updates 4000 --dropout 0.1 --criterion label_smoothed_cross_entropy --label-smoothing 0.1"
+# checkpoint_best.pt by validation BLEU (tokens; the search used for the test set)
+best_bleu() { echo "--eval-bleu --eval-bleu-args '{\"beam\": $1, \"lenpen\": $2}' --eval-bleu-remove-bpe
+  --best-checkpoint-metric bleu --maximize-best-checkpoint-metric"; }
 dbsa19="--share-all-embeddings --max-epoch 20 --max-source-positions 250 --max-target-positions 250
-  --skip-invalid-size-inputs-valid-test $vaswani"
+  --skip-invalid-size-inputs-valid-test $(best_bleu 4 0.6) $vaswani"
 dep_loss="--criterion label_smoothed_cross_entropy_with_dependency --dependency-lambda-enc 1.0
   --dependency-lambda-dec 1.0"
 for m in transformer dbsa_enc dbsa_dec dbsa transformer-words dbsa-words; do
@@ -42,14 +47,14 @@ TRAIN[deguchi19-transformer-words]="--arch transformer $dbsa19"
 for m in transformer rel dep dep_rel; do
   DATA[omote19-$m]=omote19; BATCH[omote19-$m]=sentences:256; DECODE[omote19-$m]="--beam 1"
   BASELINE[omote19-$m]=omote19-transformer
-  TRAIN[omote19-$m]="--arch transformer_$m --max-epoch 30 $vaswani"
+  TRAIN[omote19-$m]="--arch transformer_$m --max-epoch 30 $(best_bleu 1 1) $vaswani"
 done
-TRAIN[omote19-transformer]="--arch transformer --max-epoch 30 $vaswani"
+TRAIN[omote19-transformer]="--arch transformer --max-epoch 30 $(best_bleu 1 1) $vaswani"
 for m in kv k v; do
   terms=key+value; [ $m = k ] && terms=key; [ $m = v ] && terms=value
-  TRAIN[omote19-dep-$m]="--arch transformer_dep --rel-dep-terms $terms --rel-no-absolute-positions --max-epoch 50 $vaswani"
+  TRAIN[omote19-dep-$m]="--arch transformer_dep --rel-dep-terms $terms --rel-no-absolute-positions --max-epoch 50 $(best_bleu 1 1) $vaswani"
 done
-TRAIN[omote19-noabs]="--arch syntax_transformer --rel-no-absolute-positions --max-epoch 50 $vaswani"
+TRAIN[omote19-noabs]="--arch syntax_transformer --rel-no-absolute-positions --max-epoch 50 $(best_bleu 1 1) $vaswani"
 for m in dep-kv dep-k dep-v noabs; do
   DATA[omote19-$m]=omote19abl; BATCH[omote19-$m]=sentences:100; DECODE[omote19-$m]="--beam 1"
   BASELINE[omote19-$m]=omote19-dep-kv
