@@ -2,23 +2,60 @@
 
 torch >= 2.6 loads with ``weights_only=True`` by default and refuses any
 global that is not allow-listed. A fairseq 0.12 checkpoint holds tensors,
-plain containers and numbers, plus one class: ``argparse.Namespace`` (the
-model config of architectures registered with ``register_model_architecture``
-is stored as a Namespace inside ``cfg``; trainer meters are saved as plain
-state tuples). This was found by saving checkpoints with ``fairseq-train``
-and listing them with ``torch.serialization.get_unsafe_globals_in_checkpoint``;
-tests/test_checkpoint_safety.py re-checks a freshly trained checkpoint of
-every kind we save. We add exactly these to torch's safe globals instead of
-switching the safety off.
+plain containers and numbers, plus:
+
+- ``argparse.Namespace``: the model config of architectures registered with
+  ``register_model_architecture`` is stored as a Namespace inside ``cfg``;
+- numeric numpy arrays: with ``--eval-bleu`` the validation meters keep
+  sacreBLEU's n-gram counts as numpy integer arrays, saved in
+  ``extra_state['metrics']``. An array is rebuilt from ``ndarray``,
+  ``dtype`` and ``_reconstruct`` plus raw bytes; an array of Python objects
+  would need further globals and is still refused.
+
+This was found by saving checkpoints with ``fairseq-train`` (with and without
+``--eval-bleu``) and listing them with
+``torch.serialization.get_unsafe_globals_in_checkpoint``; tests/test_e2e_cli.py
+re-checks a freshly trained checkpoint, tests/test_recipes.py decodes from
+checkpoints trained with ``--eval-bleu``. We add exactly these to torch's safe
+globals instead of switching the safety off.
 """
 import argparse
 
-#: every global a fairseq checkpoint of this plugin pickles
-FAIRSEQ_CHECKPOINT_GLOBALS = (argparse.Namespace,)
+
+def _numpy_array_globals():
+    """(object, pickled name) of what a numeric numpy array pickles, for numpy 1.x and 2.x names."""
+    import numpy as np
+
+    try:
+        from numpy._core import multiarray  # numpy >= 2
+    except ImportError:  # numpy 1.x
+        from numpy.core import multiarray
+    reconstruct = multiarray._reconstruct
+    found = [
+        (np.ndarray, "numpy.ndarray"),
+        (np.dtype, "numpy.dtype"),
+        (reconstruct, "numpy._core.multiarray._reconstruct"),  # saved under numpy 2
+        (reconstruct, "numpy.core.multiarray._reconstruct"),  # saved under numpy 1
+    ]
+    # numpy >= 1.25 pickles a dtype's class too: the numeric ones only (not object, string, void)
+    dtypes = getattr(np, "dtypes", None)
+    for name in getattr(dtypes, "__all__", ()):
+        if name.endswith("DType") and not name.startswith(("Object", "Str", "Bytes", "Void", "String")):
+            found.append((getattr(dtypes, name), f"numpy.dtypes.{name}"))
+    return found
+
+
+#: every global a fairseq checkpoint of this plugin pickles, as (object, pickled name)
+def fairseq_checkpoint_globals():
+    return [(argparse.Namespace, "argparse.Namespace")] + _numpy_array_globals()
+
+
+def allowed_global_names():
+    return {name for _, name in fairseq_checkpoint_globals()}
 
 
 def allow_fairseq_checkpoint_globals() -> None:
     import torch.serialization as ser
 
-    if hasattr(ser, "add_safe_globals"):  # torch >= 2.4
-        ser.add_safe_globals(list(FAIRSEQ_CHECKPOINT_GLOBALS))
+    if hasattr(ser, "add_safe_globals"):  # torch >= 2.4 (the (object, name) form: >= 2.5)
+        ser.add_safe_globals(fairseq_checkpoint_globals())

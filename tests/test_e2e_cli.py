@@ -24,10 +24,10 @@ def test_train_generate_restore(data_bin, tmp_path):
     # checkpoints load under torch's default weights_only=True (no safety switch-off)
     import fairseq_syntax  # noqa: F401  (registers the allow-list)
 
-    from fairseq_syntax.checkpoint_safety import FAIRSEQ_CHECKPOINT_GLOBALS
+    from fairseq_syntax.checkpoint_safety import allowed_global_names
 
     needed = set(torch.serialization.get_unsafe_globals_in_checkpoint(ck))
-    allowed = {f"{c.__module__}.{c.__qualname__}" for c in FAIRSEQ_CHECKPOINT_GLOBALS}
+    allowed = allowed_global_names()
     assert needed <= allowed, f"checkpoint pickles globals outside the allow-list: {needed - allowed}"
     state = torch.load(ck, weights_only=True)
     assert state["extra_state"]["train_iterator"]["epoch"] >= 1 and "model" in state
@@ -139,3 +139,21 @@ def test_prepare_lowercase_only_without_syntax(tmp_path):
                                  "--syntax", "none", "--destdir", str(tmp_path / "bin"), "--no-progress"])
     text = open(tmp_path / "bin" / "work" / "train.tok.src").read()
     assert text == text.lower() and text.lower() == (raw / "train.src").read_text().lower()
+
+
+def test_safe_loader_takes_numeric_numpy_meters_only(tmp_path):
+    """--eval-bleu checkpoints hold numpy integer arrays (sacreBLEU counts in the meters): they load with
+    weights_only=True; arrays of objects or strings are still refused."""
+    import numpy as np
+    import pytest
+
+    import fairseq_syntax  # noqa: F401  (registers the allow-list)
+
+    ok = {"_bleu_counts": {"val": np.array([800, 796], dtype=np.int64), "sum": np.array([1.5, 2.0])}}
+    torch.save(ok, tmp_path / "ok.pt")
+    loaded = torch.load(tmp_path / "ok.pt", weights_only=True)
+    assert loaded["_bleu_counts"]["val"].tolist() == [800, 796] and loaded["_bleu_counts"]["sum"].dtype == np.float64
+    for bad in (np.array([object()], dtype=object), np.array(["ab"])):
+        torch.save({"x": bad}, tmp_path / "bad.pt")
+        with pytest.raises(Exception, match="Weights only load failed"):
+            torch.load(tmp_path / "bad.pt", weights_only=True)
