@@ -45,12 +45,13 @@ def _numpy_array_globals():
     return found
 
 
-#: every global a fairseq checkpoint of this plugin pickles, as (object, pickled name)
 def fairseq_checkpoint_globals():
+    """Every global a fairseq checkpoint of this plugin pickles, as (object, pickled name)."""
     return [(argparse.Namespace, "argparse.Namespace")] + _numpy_array_globals()
 
 
 def allowed_global_names():
+    """The pickled names of fairseq_checkpoint_globals()."""
     return {name for _, name in fairseq_checkpoint_globals()}
 
 

@@ -79,8 +79,7 @@ def get_parser():
                    help="drop training pairs whose sides this language identifier does not detect as -s / -t "
                    "(PASCAL paper: langdetect on NC11 and WMT16; SyncAttn paper: langid on WMT14)")
     p.add_argument("--lowercase", action="store_true",
-                   help="lowercase the text of sides without syntax (refused for syntax sides: the trees' forms "
-                   "must match the text)")
+                   help="lowercase the text (only with --syntax none: the trees' forms must match the text)")
     p.add_argument("--workers", type=int, default=1, help="fairseq-preprocess workers")
     p.add_argument("--preprocess-args", default="",
                    help="extra arguments for fairseq-preprocess, e.g. '--thresholdsrc 2'")
