@@ -1,17 +1,18 @@
 # The PASCAL paper's systems (Bugliarello & Okazaki 2020), sourced by the configs of its six datasets.
-#   pascal_systems LR BETAS H_PASCAL Q SCALE MERGES [PREPARE_OPTIONS]
+#   pascal_systems LR BETAS H_PASCAL Q SCALE MERGES [LANG_FILTER]
 # LR, BETAS, H_PASCAL, Q: Table 2 for the corpus; SCALE: small (20k updates, dropout 0.3) or large (100k,
-# dropout 0.1); MERGES: joint BPE merges (16k small, 32k large); PREPARE_OPTIONS: e.g. the langdetect
-# filter the paper applies to NC11 and WMT16 ("--lang-filter langdetect"). Common settings (Sec. "Training details"):
+# dropout 0.1); MERGES: joint BPE merges (16k small, 32k large); LANG_FILTER: the language identifier
+# the paper applies to NC11 and WMT16 (langdetect). Common settings (Sec. "Training details"):
 # Transformer base, inverse square root schedule with 8,000 warm-up steps, label smoothing 0.1, 32k-token
 # batches, beam 4 and length penalty 0.6. Sources parsed (the paper: CoreNLP; here stanza or your CoNLL-U).
 # The paper tunes only the proposed model (Table 2); the baselines share its optimiser settings here.
 pascal_systems() {
-  local lr=$1 betas=$2 heads=$3 q=$4 scale=$5 merges=$6 more=${7:-} steps dropout
+  local lr=$1 betas=$2 heads=$3 q=$4 scale=$5 merges=$6 lang_filter=${7:-} steps dropout
   if [ "$scale" = small ]; then steps=20000 dropout=0.3; else steps=100000 dropout=0.1; fi
   VARIANTS="main ch"
-  SYNTAX[main]=source; PREPARE[main]="--bpe-merges $merges $more"
-  SYNTAX[ch]=source; PREPARE[ch]="--bpe-merges $merges $more"; MULTITASK[ch]=1  # C&H: parse + translate corpus
+  SYNTAX[main]=source; PREPARE[main]="--bpe-merges $merges"; LANG_FILTER[main]=$lang_filter
+  SYNTAX[ch]=source; PREPARE[ch]="--bpe-merges $merges"; LANG_FILTER[ch]=$lang_filter
+  MULTITASK[ch]=1  # C&H: parse + translate corpus
   local common="--share-all-embeddings --optimizer adam --adam-betas '$betas' --lr $lr --lr-scheduler inverse_sqrt
     --warmup-updates 8000 --max-update $steps --dropout $dropout --label-smoothing 0.1"
   local ls="--criterion label_smoothed_cross_entropy"

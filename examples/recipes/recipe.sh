@@ -6,6 +6,8 @@
 #   VARIANTS             the data-bins this dataset needs (several when the papers preprocess differently)
 #   SYNTAX[v]            sides of variant v with syntax: source | target | source,target | none
 #   PREPARE[v]           preprocess/prepare.py options of v (BPE, the paper's length filters)
+#   LANG_FILTER[v]       the paper's language identifier for v's training pairs (langid | langdetect;
+#                        prepare.py --lang-filter; not applied to the synthetic sample)
 #   MULTITASK[v]=1       v is the C&H multi-task corpus (preprocess/multitask.py, then no syntax)
 #   DATA[m]              the variant model m trains on (its keys are the models: `train.sh MODEL`)
 #   TRAIN[m]             model m's fairseq-train options (the paper's settings)
@@ -33,7 +35,7 @@
 # The scripts source this file first, then config.sh, then run `recipe STEP "$@"`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-declare -A SYNTAX PREPARE MULTITASK DATA TRAIN BATCH TASK DECODE BASELINE
+declare -A SYNTAX PREPARE LANG_FILTER MULTITASK DATA TRAIN BATCH TASK DECODE BASELINE
 TRAIN_FIRST=0
 BLEU_ON_TOKENS=0
 
@@ -94,8 +96,8 @@ fetch() {
 }
 
 parser_args() {  # $1 = language: fairseq-syntax-parse options
-  local lang=$1 backend model
-  backend=$(eval echo "\${PARSER_$lang:-}"); model=$(eval echo "\${PARSER_MODEL_$lang:-}")
+  local lang=$1 backend_var="PARSER_$1" model_var="PARSER_MODEL_$1" backend model
+  backend=${!backend_var:-}; model=${!model_var:-}
   if [ -z "$backend" ]; then if [ "$lang" = ja ]; then backend=spacy; else backend=stanza; fi; fi
   [ "$backend" = spacy ] && [ -z "$model" ] && model=ja_ginza
   echo "--backend $backend --lang $lang${model:+ --model $model}${STANZA_DIR:+ --model-dir $STANZA_DIR}"
@@ -166,13 +168,9 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
     dir=$(stage_variant "$v")
     syntax=${SYNTAX[$v]}; [ "${MULTITASK[$v]:-0}" = 1 ] && syntax=none
     words args "${PREPARE[$v]}"
-    if [ "$SAMPLE" = 1 ] && [[ " ${args[*]} " == *" --lang-filter "* ]]; then  # synthetic words: no language
-      log "sample: no --lang-filter (the sample's words are synthetic)"
-      local a skip=0 kept=()
-      for a in "${args[@]}"; do
-        if [ $skip = 1 ]; then skip=0; elif [ "$a" = --lang-filter ]; then skip=1; else kept+=("$a"); fi
-      done
-      args=("${kept[@]}")
+    if [ -n "${LANG_FILTER[$v]:-}" ]; then
+      if [ "$SAMPLE" = 1 ]; then log "sample: no --lang-filter (the sample's words are synthetic)"
+      else args+=(--lang-filter "${LANG_FILTER[$v]}"); fi
     fi
     python "$ROOT/preprocess/prepare.py" -s "$SRC" -t "$TGT" --trainpref "$dir/train" --validpref "$dir/valid" \
       --testpref "$dir/test" --destdir "$WORK/$v/data-bin" --workdir "$WORK/$v/work" --syntax "$syntax" \
@@ -215,7 +213,7 @@ recipe_train() {
   local bin="$WORK/${DATA[$m]}/data-bin" sample=() extra=()
   [ -d "$bin" ] || die "$bin does not exist: run prepare.sh first"
   if [ "$SAMPLE" = 1 ]; then  # the paper's model, narrowed to run in seconds on CPU
-    if [[ "${TRAIN[$m]}" == *attention_lstm* || "${TRAIN[$m]}" == *lstm* ]]; then sample=(--embed-dim 32)
+    if [[ "${TRAIN[$m]}" == *lstm* ]]; then sample=(--embed-dim 32)
     else sample=(--encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64)
     fi
     sample+=(--max-update 2 --cpu --num-workers 0 --max-tokens 1024 --batch-size 64 --update-freq 1

@@ -5,7 +5,7 @@
 NAME=wmt14-en-de SRC=en TGT=de
 VARIANTS=main
 SYNTAX[main]=source,target
-PREPARE[main]="--bpe-merges 37000 --max-words 100 --max-ratio 1.5 --lang-filter langid"
+PREPARE[main]="--bpe-merges 37000 --max-words 100 --max-ratio 1.5"; LANG_FILTER[main]=langid
 source "$ROOT/examples/recipes/syncattn.sh"
 syncattn_systems "" 0.5 25000 main
 source "$ROOT/examples/recipes/wmt.sh"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import logging
 import os
 import shutil
@@ -145,32 +146,23 @@ def _conllu_blocks(path):
 def _units(path):
     """Lines of a text file, or sentence blocks of a CoNLL-U file."""
     if path.endswith(".conllu"):
-        return _conllu_blocks(path)
-    return open(path, encoding="utf-8-sig")
+        yield from _conllu_blocks(path)
+        return
+    with open(path, encoding="utf-8-sig") as f:
+        yield from f
 
 
 def _first(path, n, out):
-    """Copy the first n sentences of a text or CoNLL-U file to out."""
-    units = _units(path)
+    """Copy the first n sentences of a text or CoNLL-U file to out (reading no further)."""
     with open(out, "w", encoding="utf-8") as f:
-        for i, unit in enumerate(units):
-            if i == n:
-                break
-            f.write(unit)
-    if hasattr(units, "close"):
-        units.close()
+        f.writelines(itertools.islice(_units(path), n))
     return out
 
 
 def _select(path, keep, out):
-    """Copy the sentences of a text or CoNLL-U file whose index is in keep (a list of booleans) to out."""
-    units = _units(path)
+    """Copy the sentences of a text or CoNLL-U file whose entry in keep (booleans) is true to out (may be path)."""
     with open(out + ".tmp", "w", encoding="utf-8") as f:
-        for unit, k in zip(units, keep):
-            if k:
-                f.write(unit)
-    if hasattr(units, "close"):
-        units.close()
+        f.writelines(unit for unit, k in zip(_units(path), keep) if k)
     os.replace(out + ".tmp", out)
     return out
 
@@ -254,10 +246,13 @@ def learn_and_apply_bpe(args, texts, work, progress=True):
     from subword_nmt.learn_bpe import learn_bpe
     from tqdm import tqdm
 
+    if not args.bpe_merges:  # words are the units
+        return {(split, lang): shutil.copyfile(path, os.path.join(work, f"{split}.bpe.{lang}"))
+                for (split, lang), path in texts.items()}
     src, tgt = args.source_lang, args.target_lang
     groups = [(src, tgt)] if not args.separate_bpe else [(src,), (tgt,)]
     codes = {}
-    for langs in groups if args.bpe_merges else ():
+    for langs in groups:
         name = "joint" if len(langs) == 2 else langs[0]
         code_path = os.path.join(work, f"bpe.codes.{name}")
         train_cat = os.path.join(work, f"train.tok.cat.{name}")
@@ -280,9 +275,6 @@ def learn_and_apply_bpe(args, texts, work, progress=True):
     out_paths = {}
     for (split, lang), path in texts.items():
         out = os.path.join(work, f"{split}.bpe.{lang}")
-        if not args.bpe_merges:  # words are the units
-            out_paths[(split, lang)] = shutil.copyfile(path, out)
-            continue
         bpe = codes[lang]
         with open(path, encoding="utf-8") as fin, open(out, "w", encoding="utf-8") as fout:
             for line in tqdm(fin, desc=f"bpe {split}.{lang}", unit="sent", disable=not progress, mininterval=1.0):
