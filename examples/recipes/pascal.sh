@@ -11,8 +11,9 @@ pascal_systems() {
   if [ "$scale" = small ]; then steps=20000 dropout=0.3; else steps=100000 dropout=0.1; fi
   VARIANTS="main ch"
   SYNTAX[main]=source; PREPARE[main]="--bpe-merges $merges"; LANG_FILTER[main]=$lang_filter
-  SYNTAX[ch]=source; PREPARE[ch]="--bpe-merges $merges"; LANG_FILTER[ch]=$lang_filter
-  MULTITASK[ch]=1  # C&H: parse + translate corpus
+  # C&H: the parse + translate corpus; no language filter there (a parse line's target is a bracketed
+  # source-language tree, which the filter would drop as not being in the target language)
+  SYNTAX[ch]=source; PREPARE[ch]="--bpe-merges $merges"; MULTITASK[ch]=1
   local common="--share-all-embeddings --optimizer adam --adam-betas '$betas' --lr $lr --lr-scheduler inverse_sqrt
     --warmup-updates 8000 --max-update $steps --dropout $dropout --label-smoothing 0.1"
   local ls="--criterion label_smoothed_cross_entropy"
