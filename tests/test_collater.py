@@ -1,4 +1,4 @@
-"""Collater coordinates: left-padded sources, EOS, decoder-input shift (DESIGN.md)."""
+"""Collater coordinates: left-padded sources, EOS, target / decoder-input coordinates (DESIGN.md)."""
 import numpy as np
 import pytest
 import torch
@@ -40,7 +40,8 @@ def build(side_data, d, tag):
     return toks, words, heads, labels, aligned
 
 
-def make_dataset(strategy, left_pad_source=True, left_pad_target=False, fields=("parents", "depths", "labels", "words")):
+def make_dataset(strategy, left_pad_source=True, left_pad_target=False, fields=("parents", "depths", "labels", "words"),
+                 target_coordinates="target"):
     d = Dictionary()
     s_toks, s_w, s_h, s_l, s_al = build(SRC, d, "s")
     t_toks, t_w, t_h, t_l, t_al = build(TGT, d, "t")
@@ -51,7 +52,8 @@ def make_dataset(strategy, left_pad_source=True, left_pad_target=False, fields=(
         TensorList(t_toks), np.array([len(x) for x in t_toks]), d,
         left_pad_source=left_pad_source, left_pad_target=left_pad_target,
     )
-    req = SyntaxRequest(strategy=strategy, source=frozenset(fields), target=frozenset(fields), inputs=frozenset({"src_parents"}))
+    req = SyntaxRequest(strategy=strategy, source=frozenset(fields), target=frozenset(fields), inputs=frozenset({"src_parents"}),
+                        target_coordinates=target_coordinates)
     ds = SyntaxLanguagePairDataset(
         base, req,
         SideSyntax(TensorList(s_w), TensorList(s_h), TensorList(lab_ids(s_l)), ld, "src"),
@@ -66,8 +68,10 @@ def sym_of(d, idx):
 
 @pytest.mark.parametrize("strategy", ["chain", "first", "middle"])
 @pytest.mark.parametrize("left_pad_target", [False, True])
-def test_every_parent_points_at_the_right_token(strategy, left_pad_target):
-    ds, d, ld, s_al, t_al, s_l, t_l = make_dataset(strategy, left_pad_target=left_pad_target)
+@pytest.mark.parametrize("coordinates", ["target", "decoder_input"])
+def test_every_parent_points_at_the_right_token(strategy, left_pad_target, coordinates):
+    ds, d, ld, s_al, t_al, s_l, t_l = make_dataset(strategy, left_pad_target=left_pad_target,
+                                                   target_coordinates=coordinates)
     batch = ds.collater([ds[i] for i in range(len(ds))])
     src = batch["net_input"]["src_tokens"]
     prev = batch["net_input"]["prev_output_tokens"]
@@ -99,24 +103,43 @@ def test_every_parent_points_at_the_right_token(strategy, left_pad_target):
         eos = off + n
         assert src[b, eos] == d.eos() and syn["src_parents"][b, eos] == eos and not syn["src_supervised"][b, eos]
         assert syn["src_labels"][b, eos] == ld.eos() and syn["src_depths"][b, eos] == 0
-        # ---- target: decoder-input coordinates (position j holds y_j) -------
         w, h = t_al[sid]
         m = len(w)
-        toff = prev.size(1) - (m + 1) if left_pad_target else 0
-        assert prev[b, toff] == d.eos() and syn["tgt_parents"][b, toff] == toff
-        assert not syn["tgt_supervised"][b, toff]
         expect = subword_parents(w, h, strategy)
-        for j in range(1, m + 1):
-            p = toff + j
-            assert sym_of(d, prev[b, p]) == f"t{sid}_{j - 1}"
-            par = syn["tgt_parents"][b, p].item()
-            if strategy == "middle":
-                assert par - toff - 1 == pytest.approx(expect[j - 1])
-            else:
-                assert sym_of(d, prev[b, int(par)]) == f"t{sid}_{int(expect[j - 1])}"
-            assert syn["tgt_supervised"][b, p]
-        pad_pos = [p for p in range(prev.size(1)) if not (toff <= p <= toff + m)]
-        for p in pad_pos:
+        toff = prev.size(1) - (m + 1) if left_pad_target else 0
+        if coordinates == "decoder_input":
+            # ---- target in decoder-input coordinates (position j holds y_j) -------
+            assert prev[b, toff] == d.eos() and syn["tgt_parents"][b, toff] == toff
+            assert not syn["tgt_supervised"][b, toff]
+            for j in range(1, m + 1):
+                p = toff + j
+                assert sym_of(d, prev[b, p]) == f"t{sid}_{j - 1}"
+                par = syn["tgt_parents"][b, p].item()
+                if strategy == "middle":
+                    assert par - toff - 1 == pytest.approx(expect[j - 1])
+                else:
+                    assert sym_of(d, prev[b, int(par)]) == f"t{sid}_{int(expect[j - 1])}"
+                assert syn["tgt_supervised"][b, p]
+            real = range(toff, toff + m + 1)
+        else:
+            # ---- target coordinates: position j is target token j, what decoder state j predicts ----
+            tgt = batch["target"]
+            assert syn["tgt_parents"].shape == tgt.shape
+            for j in range(m):
+                p = toff + j
+                assert sym_of(d, tgt[b, p]) == f"t{sid}_{j}"
+                if j > 0:  # the decoder state at p predicts token j and has token j - 1 as its input
+                    assert sym_of(d, prev[b, p]) == f"t{sid}_{j - 1}"
+                par = syn["tgt_parents"][b, p].item()
+                if strategy == "middle":
+                    assert par - toff == pytest.approx(expect[j])
+                else:
+                    assert sym_of(d, tgt[b, int(par)]) == f"t{sid}_{int(expect[j])}"
+                assert syn["tgt_supervised"][b, p]
+            eos = toff + m
+            assert tgt[b, eos] == d.eos() and syn["tgt_parents"][b, eos] == eos and not syn["tgt_supervised"][b, eos]
+            real = range(toff, toff + m + 1)
+        for p in [p for p in range(prev.size(1)) if p not in real]:
             assert prev[b, p] == d.pad() and syn["tgt_parents"][b, p] == -1 and not syn["tgt_supervised"][b, p]
 
 

@@ -49,7 +49,9 @@ def test_parse_head_replaces_the_last_head():
     ordinary = torch.softmax(q[:, 0] * att.scaling @ k[:, 0].transpose(1, 2), -1)
     parse = torch.softmax(att.parse_head(q[:, 1], k[:, 1]), -1)
     assert torch.allclose(w[0], ordinary, atol=1e-6) and torch.allclose(w[1], parse, atol=1e-6)
-    assert torch.allclose(att.last_parse_probs, parse, atol=1e-6)
+    logp = att.take_parse_output()
+    assert logp.dtype == torch.float32 and torch.allclose(logp.exp(), parse, atol=1e-6)
+    assert att.take_parse_output() is None  # handed over once: never read again by a later batch
     heads = torch.cat([ordinary @ v[:, 0], parse @ v[:, 1]], dim=-1)  # [M_1; M_parse] (Eq. 16-17)
     assert torch.allclose(out, att.out_proj(heads.transpose(0, 1)), atol=1e-5)
 
@@ -80,14 +82,14 @@ def test_fully_masked_row_gives_finite_loss_and_gradient():
     torch.manual_seed(0)
     scores = torch.randn(2, 4, 4, requires_grad=True)
     causal = torch.full((4, 4), float("-inf")).triu(1)
-    probs = torch.softmax(scores + causal, -1)
+    logp = torch.log_softmax(scores + causal, -1)  # -inf at the masked positions
     # row 0: every real token's gold parent is later (masked) or it is padding (-1)
     # row 1: position 1 -> 2 and 2 -> 3 are masked, position 3 -> 3 (root self-loop) is supervised
     parents = torch.tensor([[0, 2, 3, -1], [0, 2, 3, 3]])
     supervised = torch.tensor([[False, True, True, False], [False, True, True, True]])
-    nll, n = parse_head_nll(probs, parents, supervised, causal=True)
+    nll, n = parse_head_nll(logp, parents, supervised, causal=True)
     assert n.item() == 1
-    assert torch.isfinite(nll) and nll.item() == pytest.approx(-probs[1, 3, 3].log().item(), rel=1e-5)
+    assert torch.isfinite(nll) and nll.item() == pytest.approx(-logp[1, 3, 3].item(), rel=1e-5)
     nll.backward()
     assert torch.isfinite(scores.grad).all()
     assert scores.grad[0].abs().sum() == 0  # the fully masked row contributes nothing
@@ -102,13 +104,13 @@ def test_incremental_decoding_equals_full_forward():
     lengths = src.ne(pad).sum(1)
     with torch.no_grad():
         logits, extra = model(src, lengths, prev)
-        full_parse = extra["parse_attn"][0]
-        assert extra["encoder_parse_attn"][0].shape == (2, 6, 6)
+        full_parse = extra["parse_logprobs"][0].exp()
+        assert extra["encoder_parse_logprobs"][0].shape == (2, 6, 6)
         enc = model.encoder(src, src_lengths=lengths)
         state = {}
         for t in range(prev.size(1)):
-            step, _ = model.decoder(prev[:, : t + 1], encoder_out=enc, incremental_state=state)
-            parse_row = model.decoder.layers[model.decoder.dbsa_layer - 1].self_attn.last_parse_probs
+            step, step_extra = model.decoder(prev[:, : t + 1], encoder_out=enc, incremental_state=state)
+            parse_row = step_extra["parse_logprobs"][0].exp()
             assert torch.allclose(step[:, -1], logits[:, t], atol=1e-5)
             assert torch.allclose(parse_row[:, 0], full_parse[:, t, : t + 1], atol=1e-5)
             assert torch.all(full_parse[:, t, t + 1:] == 0)  # future-masked in the full forward
@@ -117,7 +119,7 @@ def test_incremental_decoding_equals_full_forward():
 def test_syntax_needs_of_presets():
     assert tiny_model("transformer_dbsa_tiny")[0].syntax_needs() == {
         "source": ["parents"], "target": ["parents"], "inputs": [], "strategy": "chain",
-        "target_strategy": "chain"}
+        "target_strategy": "chain", "target_coordinates": "target"}
     needs = tiny_model("transformer_sisa_tiny")[0].syntax_needs()
     assert needs["source"] == ["parents"] and needs["target"] == [] and needs["strategy"] == "first"
 
@@ -159,3 +161,48 @@ def test_induce_parses_command(data_bin, tmp_path):
     pred = list(read_conllu(str(tmp_path / "pred" / "test.src.conllu")))  # the reader checks every tree
     gold = open(os.path.join(data_bin, "work", "test.tok.src")).read().splitlines()
     assert [" ".join(s.words) for s in pred] == gold
+
+
+@pytest.mark.parametrize("normalization", ["arcs", "supervised", "sum"])
+def test_parse_loss_normalizations_by_hand(normalization):
+    """fairseq divides the loss by the target tokens T. arcs (the authors' code): lambda * sum * T / (all gold
+    arcs of the side); supervised: ... / (supervised arcs); sum (the papers' text): lambda * sum."""
+    import argparse
+
+    from fairseq_syntax.criterions.label_smoothed_cross_entropy_with_dependency import (
+        LabelSmoothedCrossEntropyWithDependencyCriterion,
+    )
+
+    torch.manual_seed(0)
+    model, d = tiny_model("transformer_dbsa_tiny")
+    pad, eos = d.pad(), d.eos()
+    src = torch.tensor([[pad, 5, 6, 7, eos], [4, 5, 6, 7, eos]])
+    target = torch.tensor([[9, 10, 11, eos, pad], [12, 13, 14, 15, eos]])
+    prev = torch.tensor([[eos, 9, 10, 11, pad], [eos, 12, 13, 14, 15]])
+    syntax = {  # target coordinates; row 0: tokens 0 and 1 point to the later token 2 (not supervised)
+        "src_parents": torch.tensor([[-1, 2, 2, 2, 4], [1, 1, 1, 1, 4]]),
+        "src_supervised": torch.tensor([[False, True, True, True, False], [True, True, True, True, False]]),
+        "tgt_parents": torch.tensor([[2, 2, 2, 3, -1], [0, 0, 1, 0, 4]]),
+        "tgt_supervised": torch.tensor([[True, True, True, False, False], [True, True, True, True, False]]),
+    }
+    sample = {"net_input": {"src_tokens": src, "src_lengths": src.ne(pad).sum(1), "prev_output_tokens": prev},
+              "target": target, "ntokens": int(target.ne(pad).sum()), "syntax": syntax}
+    task = argparse.Namespace(target_dictionary=d)
+    crit = LabelSmoothedCrossEntropyWithDependencyCriterion(task, False, 0.0, dependency_lambda_enc=0.5,
+                                                            dependency_lambda_dec=2.0,
+                                                            dependency_normalization=normalization)
+    plain = LabelSmoothedCrossEntropyWithDependencyCriterion(task, False, 0.0, dependency_lambda_enc=0.0,
+                                                             dependency_lambda_dec=0.0)
+    model.train()
+    loss, size, log = crit(model, sample)
+    ce, _, _ = plain(model, sample)
+    T = sample["ntokens"]
+    assert size == T == 9
+    s_enc, s_dec = log["dep_enc_loss"], log["dep_dec_loss"]
+    assert log["dep_enc_tokens"] == 7 and log["dep_dec_tokens"] == 5  # supervised: 7 source, 1 + 4 target
+    n_enc, n_dec = {"arcs": (7, 7), "supervised": (7, 5), "sum": (None, None)}[normalization]
+    if normalization == "sum":
+        want = ce + 0.5 * s_enc + 2.0 * s_dec
+    else:
+        want = ce + 0.5 * s_enc * T / n_enc + 2.0 * s_dec * T / n_dec
+    assert loss.item() == pytest.approx(want.item(), rel=1e-5)

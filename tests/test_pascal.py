@@ -155,3 +155,23 @@ def test_pascal_presets_and_needs():
     assert both.syntax_needs()["strategy"] == "middle" and both.syntax_needs()["target_strategy"] == "chain"
     with pytest.raises(ValueError, match="one parent strategy per side"):
         tiny_model("transformer_pascal_tiny", dbsa_encoder_layer=1)
+
+
+def test_parent_only_weights_table_7b():
+    """Table 7b's "parent-only": weights only on the parent's positions (the authors' uniform window of
+    width 0: |j - p_t| < 1), so a middle position x.5 covers both middle subwords of the parent word."""
+    from fairseq_syntax.modules.parent_scaled_attention import parent_only
+
+    p = torch.tensor([[2.0, 1.5, 0.0]])
+    assert parent_only(p, 5)[0].tolist() == [[0, 0, 1, 0, 0], [0, 1, 1, 0, 0], [1, 0, 0, 0, 0]]
+    m = ParentScaledHeads(2, weights="parent-only").eval()
+    assert torch.equal(m.weights(p, 5), parent_only(p, 5))
+    scores = torch.ones(1, 3, 3, 5)
+    scaled = m.scale(scores, m.weights(p, 5))
+    assert torch.equal(scaled[0, 0], parent_only(p, 5)[0]) and torch.equal(scaled[0, 2], scores[0, 2])
+    model, _ = tiny_model("transformer_pascal_tiny", pascal_weights="parent-only")
+    heads = model.encoder.layers[model.encoder.pascal_layer - 1].self_attn.parent_scaling
+    assert heads.weight_function == "parent-only"
+    assert tiny_model("transformer_pascal_tiny")[0].encoder.layers[0].self_attn.parent_scaling.weight_function == "gaussian"
+    with pytest.raises(ValueError, match="parent weights"):
+        ParentScaledHeads(2, weights="uniform")

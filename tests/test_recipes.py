@@ -94,13 +94,17 @@ PAPER_SETTINGS = [
     ("wat-en-ja", "ch", ["--task translation", "--arch transformer", "/ch/data-bin"]),
     ("wmt14-en-de", "syncattn", ["--sync-lambda 0.5", "--sync-layer 5", "--dependency-lambda-enc 0.5",
                                  "--max-tokens 4096 --update-freq 7", "--share-all-embeddings"]),
-    ("wmt16-en-ro", "syncattn", ["--sync-lambda 0.1", "--update-freq 2"]),
+    ("wmt16-en-ro", "syncattn", ["--sync-lambda 0.1", "--update-freq 2", "--dbsa-bias none --dbsa-scaled",
+                                 "--dependency-normalization arcs"]),
+    ("wmt16-en-ro", "dbsa", ["--arch transformer_dbsa", "--dbsa-bias none --dbsa-scaled",
+                             "--dependency-normalization arcs"]),
     ("aspec-ja-en", "deguchi21-syncattn", ["--sync-lambda 10.0", "--update-freq 3",
                                            "--share-decoder-input-output-embed"]),
     ("aspec-ja-en", "deguchi19-dbsa", ["--arch transformer_dbsa", "--dependency-lambda-enc 1.0",
                                        "--dependency-lambda-dec 1.0", "--batch-size 224", "--max-epoch 20",
                                        "--max-source-positions 250", "--best-checkpoint-metric bleu",
-                                       '--eval-bleu-args {"beam": 4, "lenpen": 0.6}']),
+                                       '--eval-bleu-args {"beam": 4, "lenpen": 0.6}',
+                                       "--dependency-normalization arcs"]),
     ("aspec-ja-en", "deguchi19-dbsa_enc", ["--arch transformer_dbsa_enc", "/dbsa19/data-bin"]),
     ("aspec-ja-en", "deguchi19-dbsa-words", ["--arch transformer_dbsa ", "/dbsa19words/data-bin"]),
     ("aspec-ja-en", "omote19-dep-v", ["--arch transformer_dep", "--rel-dep-terms value", "--rel-no-absolute-positions",
@@ -126,6 +130,19 @@ def test_train_command_carries_the_papers_settings(dataset, model, expected, tmp
     p4 = recipe(dataset, "train", model, DRY_RUN=1, WORK=str(tmp_path), GPUS=4, MAX_TOKENS=4096).stderr
     freq1, freq4 = (int(re.search(r"--update-freq (\d+)", c).group(1)) for c in (command, p4))
     assert freq4 == max(1, -(-freq1 // 4)) or "--batch-size" in command
+
+
+def recipe_setting(dataset, expression):
+    """A value of a dataset's config.sh as the recipe scripts see it (e.g. '${PREPARE[dbsa19words]}')."""
+    script = (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/{dataset}/config.sh"; '
+              f'echo "{expression}"')
+    return run(["bash", "-c", script]).stdout.strip()
+
+
+def test_aspec_dbsa_word_vocabulary_is_words_seen_five_times():
+    """Deguchi et al. 2019 Table 3 (no BPE): the vocabulary is the words seen at least 5 times."""
+    opts = " ".join(recipe_setting("aspec-ja-en", "${PREPARE[dbsa19words]}").split())
+    assert "--bpe-merges 0" in opts and "--thresholdsrc 5 --thresholdtgt 5" in opts and "nwords" not in opts
 
 
 def test_train_refuses_without_data_and_help_lists_models(tmp_path):

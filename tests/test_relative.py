@@ -182,7 +182,7 @@ def test_parse_head_composes_with_relative_positions():
     k = att.k_proj(x).view(6, 3, 4, 4).permute(1, 2, 0, 3)
     q = att.q_proj(x).view(6, 3, 4, 4).permute(1, 2, 0, 3)
     parse = att.parse_head(q[:, -1], k[:, -1]).masked_fill(pad_mask.view(3, 1, 6), float("-inf")).softmax(-1)
-    assert torch.allclose(att.last_parse_probs, parse, atol=1e-6)
+    assert torch.allclose(att.take_parse_output().exp(), parse, atol=1e-6)
     plain = _attention({"dependency": 2}, "key+value", parse=True)
     plain.load_state_dict(att.state_dict())
     with torch.no_grad():
@@ -212,7 +212,11 @@ def test_presets_layers_and_needs():
     terms = both.encoder.layers[1].self_attn.relative
     assert set(terms) == {"linear", "dependency"} and terms["dependency"].value_table is None
     assert terms["linear"].max_distance == 2 and terms["dependency"].max_distance == 2
-    assert all(type(layer.self_attn).__name__ == "MultiheadAttention" for layer in both.decoder.layers)
+    # Shaw et al.'s decoder: linear relative positions in every decoder self-attention (rel, dep+rel), none in dep
+    for model in (rel, both):
+        assert all(set(layer.self_attn.relative) == {"linear"} for layer in model.decoder.layers)
+        assert all(layer.self_attn.relative["linear"].max_distance == 2 for layer in model.decoder.layers)
+    assert all(type(layer.self_attn).__name__ == "MultiheadAttention" for layer in dep.decoder.layers)
     noabs, _ = tiny_model("transformer_rel_tiny", rel_no_absolute_positions=True)
     assert noabs.encoder.embed_positions is None and noabs.decoder.embed_positions is not None
     with pytest.raises(ValueError, match="out of range"):
@@ -233,3 +237,32 @@ def test_model_uses_the_depths():
         with pytest.raises(ValueError, match="src_depths"):
             model(src, lengths, prev)
     assert not torch.allclose(a, b)
+
+
+def test_decoder_relative_positions_incremental_and_beam_reorder():
+    """Shaw et al.'s decoder self-attention: step-by-step decoding = the full forward, also after a beam
+    reorder of the cached keys; the relative tables are used (zeroing them changes the output)."""
+    torch.manual_seed(0)
+    model, d = tiny_model("transformer_rel_tiny")
+    pad, eos = d.pad(), d.eos()
+    src = torch.tensor([[4, 5, 6, 7, eos], [4, 5, 6, 7, eos]])  # two hypotheses of one sentence in a beam
+    prev = torch.tensor([[eos, 9, 10, 11, 12, 13, 14], [eos, 15, 16, 17, 18, 19, 20]])
+    lengths = src.ne(pad).sum(1)
+    with torch.no_grad():
+        full, _ = model(src, lengths, prev)
+        swapped, _ = model(src.flip(0), lengths.flip(0), prev.flip(0))
+        enc = model.encoder(src, src_lengths=lengths)
+        state = {}
+        for t in range(prev.size(1)):
+            if t == 4:  # beam search reorders hypotheses: swap the two rows of every cache
+                order = torch.tensor([1, 0])
+                model.decoder.reorder_incremental_state_scripting(state, order)
+                enc = model.encoder.reorder_encoder_out(enc, order)
+                prev, full = prev.flip(0), swapped
+            step, _ = model.decoder(prev[:, : t + 1], encoder_out=enc, incremental_state=state)
+            assert torch.allclose(step[:, -1], full[:, t], atol=1e-5), t
+        for layer in model.decoder.layers:
+            layer.self_attn.relative["linear"].key_table.zero_()
+            layer.self_attn.relative["linear"].value_table.zero_()
+        plain, _ = model(src.flip(0), lengths.flip(0), prev)
+    assert not torch.allclose(plain, swapped, atol=1e-4)

@@ -6,7 +6,9 @@
 #       tokens skipped; batches of 224 sentences, 20 epochs, lambda_enc = lambda_dec = 1.0, the epoch with
 #       the best validation BLEU, beam 4, lp 0.6.
 #       Table 2: transformer, dbsa_enc, dbsa_dec, dbsa; Table 3: transformer-words, dbsa-words (no BPE,
-#       the 100k most frequent words)
+#       words seen at least 5 times). Parse heads in the 2019 form (Eq. 14: unscaled, Q U2 bias); the parse
+#       losses normalised as the authors' code does (--dependency-normalization arcs: the sum over all
+#       gold arcs of the side, future target arcs included)
 #   omote19-*: dependency-based relative positions (Omote et al. 2019): words (no BPE), pairs of at most
 #       50 words, Japanese words seen >= 7 times, English >= 10; Adam (0.9, 0.98, 1e-9), 4,000 warm-up
 #       steps, batches of 256 sentences, 30 epochs (the best on validation: BLEU here), k = l = 2, greedy
@@ -21,7 +23,8 @@ TRAIN_FIRST=1500000
 BLEU_ON_TOKENS=1
 VARIANTS="dbsa19 dbsa19words omote19 omote19abl syncattn21"
 SYNTAX[dbsa19]=source,target; PREPARE[dbsa19]="--bpe-merges 100000"
-SYNTAX[dbsa19words]=source,target; PREPARE[dbsa19words]="--bpe-merges 0 --preprocess-args '--nwordssrc 100000'"
+SYNTAX[dbsa19words]=source,target; PREPARE[dbsa19words]="--bpe-merges 0
+  --preprocess-args '--thresholdsrc 5 --thresholdtgt 5'"
 SYNTAX[omote19abl]=source; PREPARE[omote19abl]="--train-first 100000 --bpe-merges 0 --separate-bpe --max-words 50
   --preprocess-args '--thresholdsrc 2 --thresholdtgt 2'"
 SYNTAX[omote19]=source; PREPARE[omote19]="--bpe-merges 0 --separate-bpe --max-words 50
@@ -35,7 +38,7 @@ best_bleu() { echo "--eval-bleu --eval-bleu-args '{\"beam\": $1, \"lenpen\": $2}
 dbsa19="--share-all-embeddings --max-epoch 20 --max-source-positions 250 --max-target-positions 250
   --skip-invalid-size-inputs-valid-test $(best_bleu 4 0.6) $vaswani"
 dep_loss="--criterion label_smoothed_cross_entropy_with_dependency --dependency-lambda-enc 1.0
-  --dependency-lambda-dec 1.0"
+  --dependency-lambda-dec 1.0 --dependency-normalization arcs"
 for m in transformer dbsa_enc dbsa_dec dbsa transformer-words dbsa-words; do
   DATA[deguchi19-$m]=dbsa19; BATCH[deguchi19-$m]=sentences:224; BASELINE[deguchi19-$m]=deguchi19-transformer
   TRAIN[deguchi19-$m]="--arch transformer_${m%-words} $dbsa19 $dep_loss"

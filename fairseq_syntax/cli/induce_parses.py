@@ -15,6 +15,7 @@ when the split has gold syntax data, reports UAS per side.
     python -m fairseq_syntax.cli.induce_parses DATA --path ckpt.pt --split test --output-prefix out/test
 """
 import argparse
+import math
 import os
 import sys
 
@@ -129,17 +130,18 @@ def main(argv=None):
                     if not on:
                         continue
                     if side == "src":
-                        probs = extra["encoder_parse_attn"][0][b]
+                        logp = extra["encoder_parse_logprobs"][0][b]
                         toks = src[b]
                         real = toks.ne(dictionary.pad()).nonzero().flatten()
                         offset = int(real[0])  # left padding
                         n = len(real) - 1  # without EOS
                         token_ids = toks[offset : offset + n]
                     else:
-                        probs = extra["parse_attn"][0][b]
+                        logp = extra["parse_logprobs"][0][b]
                         tgt = batch["target"][b]
                         n = int(tgt.ne(dictionary.pad()).sum()) - 1
-                        offset = 1  # decoder input: position j holds y_j = subword j - 1
+                        # predicting rows: position j is target token j; input rows: position j holds y_j = token j - 1
+                        offset = 0 if needs.get("target_coordinates", "target") == "target" else 1
                         token_ids = tgt[:n]
                         if task.cfg.left_pad_target:
                             raise SystemExit("error: --left-pad-target is not supported here")
@@ -153,10 +155,10 @@ def main(argv=None):
                     ids.append(sid)
                     forms = words_from_subwords(subwords, word_idx)
                     if args.decode == "mst":
-                        logp = probs.float().clamp_min(1e-30).log().cpu().numpy()
-                        heads = max_spanning_tree(word_scores(logp, word_idx, strategy, offset))
+                        scores = logp.float().clamp_min(math.log(1e-30)).cpu().numpy()
+                        heads = max_spanning_tree(word_scores(scores, word_idx, strategy, offset))
                     else:
-                        pred_pos = probs.argmax(-1)[offset : offset + n].cpu().numpy()
+                        pred_pos = logp.argmax(-1)[offset : offset + n].cpu().numpy()
                         heads = word_heads(pred_pos, word_idx, strategy, offset)
                     preds.append(Sentence(forms, heads, ["_"] * len(forms)))
     report = {}

@@ -5,19 +5,31 @@ e_dec, with e_tokens label-smoothed cross-entropy and e_enc / e_dec the
 cross-entropy of the encoder / decoder parse heads against gold parents
 (:func:`~fairseq_syntax.criterions.dependency_loss.parse_head_nll`).
 
-Normalisation (DESIGN.md, "Losses"): each parse term is a mean over its
-supervised tokens. fairseq divides the returned loss by the sample size (the
-target tokens, summed over workers), so each worker adds
-``lambda * nll_sum * sample_size / n_supervised``: on one worker that is
-exactly lambda times the mean parse CE; across workers it is the same up to
-the ratio of supervised to target tokens per worker. Logged values are exact
-under DDP: every term is logged as a sum with its own count and reduced as
-sum / count.
+Normalisation (DESIGN.md, "Losses"; ``--dependency-normalization``). fairseq
+divides the returned loss by the sample size (target tokens, summed over
+workers), so a term added as ``lambda * nll_sum * sample_size / N`` weighs
+``lambda * nll_sum / N`` per target token:
+
+* ``arcs`` (default; the authors' DBSA code, de9uch1/dbsa): N = all gold
+  arcs of the side, i.e. its real tokens. On the encoder side every arc is
+  supervised, so this is the mean CE; on the decoder side the arcs to later
+  tokens (which the future mask cannot supervise) still count, so the term
+  weighs lambda x (supervised fraction) relative to a mean.
+* ``supervised``: N = the supervised tokens: lambda x the mean CE on both
+  sides (this plugin's behaviour before 2026-11).
+* ``sum``: no N: the sum, as the papers' text writes the loss (Deguchi et al.
+  2021 Eq. 5), which fairseq's division makes a per-target-token weight.
+
+On one worker the per-token weights are exact; under DDP, N is each worker's
+own count. Logged values are exact under DDP and do not depend on the
+normalisation: every term is logged as its mean CE per supervised token (sum
+and count reduced separately).
 """
 import math
 from dataclasses import dataclass, field
 
 from fairseq import metrics, utils
+from fairseq.dataclass import ChoiceEnum
 from fairseq.criterions import register_criterion
 from fairseq.criterions.label_smoothed_cross_entropy import (
     LabelSmoothedCrossEntropyCriterion,
@@ -25,6 +37,9 @@ from fairseq.criterions.label_smoothed_cross_entropy import (
 )
 
 from fairseq_syntax.criterions.dependency_loss import parse_head_nll
+
+
+NORMALIZATIONS = ("arcs", "supervised", "sum")
 
 
 @dataclass
@@ -35,6 +50,12 @@ class LabelSmoothedCrossEntropyWithDependencyConfig(LabelSmoothedCrossEntropyCri
     dependency_lambda_dec: float = field(
         default=1.0, metadata={"help": "weight lambda_dec of the decoder parse-head loss (DBSA paper: 1.0)"}
     )
+    dependency_normalization: ChoiceEnum(NORMALIZATIONS) = field(
+        default="arcs",
+        metadata={"help": "what a parse term's CE sum is divided by before its weight: 'arcs' (default, the "
+                  "authors' DBSA code) = all gold arcs of the side, future ones included; 'supervised' = the "
+                  "supervised arcs (a mean); 'sum' = nothing (the papers' text): a per-target-token weight"},
+    )
 
 
 @register_criterion(
@@ -42,10 +63,14 @@ class LabelSmoothedCrossEntropyWithDependencyConfig(LabelSmoothedCrossEntropyCri
 )
 class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropyCriterion):
     def __init__(self, task, sentence_avg, label_smoothing, ignore_prefix_size=0, report_accuracy=False,
-                 dependency_lambda_enc=1.0, dependency_lambda_dec=1.0):
+                 dependency_lambda_enc=1.0, dependency_lambda_dec=1.0, dependency_normalization="arcs"):
         super().__init__(task, sentence_avg, label_smoothing, ignore_prefix_size, report_accuracy)
         self.lambda_enc = dependency_lambda_enc
         self.lambda_dec = dependency_lambda_dec
+        self.normalization = str(dependency_normalization)
+        if self.normalization not in NORMALIZATIONS:
+            raise ValueError(f"--dependency-normalization must be one of {NORMALIZATIONS}, not "
+                             f"{self.normalization!r}")
 
     #: logged terms: name -> (count key, divisor of sum / count); NLL terms are logged in base 2
     LOGGED_TERMS = {"dep_enc": ("dep_enc_tokens", 2.0), "dep_dec": ("dep_dec_tokens", 2.0)}
@@ -55,15 +80,15 @@ class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropy
         return model(**sample["net_input"])
 
     def dependency_terms(self, net_output, sample):
-        """[(name, lambda, nll_sum, n_supervised)] for the parse heads the model has."""
+        """[(name, lambda, nll_sum, n_supervised, divisor)] for the parse heads the model has."""
         extra = net_output[1]
         syntax = sample.get("syntax", {})
         terms = []
         for name, key, side, lam, causal in (
-            ("dep_enc", "encoder_parse_attn", "src", self.lambda_enc, False),
-            ("dep_dec", "parse_attn", "tgt", self.lambda_dec, True),
+            ("dep_enc", "encoder_parse_logprobs", "src", self.lambda_enc, False),
+            ("dep_dec", "parse_logprobs", "tgt", self.lambda_dec, True),
         ):
-            if not extra.get(key):
+            if key not in extra:
                 continue
             parents = syntax.get(f"{side}_parents")
             if parents is None:
@@ -74,12 +99,23 @@ class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropy
                         f"{'target' if causal else 'source'} syntax"
                     )
                 continue
-            nll, n = parse_head_nll(extra[key][0], parents, syntax[f"{side}_supervised"], causal)
-            terms.append((name, lam, nll, n))
+            if not extra[key]:
+                raise RuntimeError(f"the {'decoder' if causal else 'encoder'} parse-head layer did not run in "
+                                   "this forward")
+            supervised = syntax[f"{side}_supervised"]
+            nll, n = parse_head_nll(extra[key][0], parents, supervised, causal)
+            if self.normalization == "sum":
+                divisor = None
+            elif self.normalization == "supervised":
+                divisor = n
+            else:  # every gold arc of the side, future ones included
+                divisor = (supervised & parents.ge(0)).sum()
+            terms.append((name, lam, nll, n, divisor))
         return terms
 
     def auxiliary_terms(self, model, net_output, sample):
-        """[(name, lambda, sum, count)]: each term enters the loss as lambda * sum / count per target token."""
+        """[(name, lambda, sum, count, divisor)]: each term enters the loss as lambda * sum / divisor per target
+        token (divisor None: lambda * sum); ``count`` is what the logged mean divides by."""
         return self.dependency_terms(net_output, sample)
 
     def forward(self, model, sample, reduce=True):
@@ -93,9 +129,10 @@ class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropy
             "nsentences": sample["target"].size(0),
             "sample_size": sample_size,
         }
-        for name, lam, total, n in self.auxiliary_terms(model, net_output, sample):
+        for name, lam, total, n, divisor in self.auxiliary_terms(model, net_output, sample):
             if lam > 0:
-                loss = loss + lam * total * (sample_size / n.clamp_min(1))
+                term = total if divisor is None else total * (sample_size / divisor.clamp_min(1))
+                loss = loss + lam * term
             logging_output[f"{name}_loss"] = total.data
             logging_output[self.LOGGED_TERMS[name][0]] = n.data
         logging_output["loss"] = loss.data

@@ -47,9 +47,10 @@ class LabelSmoothedCrossEntropyWithSyncCriterion(LabelSmoothedCrossEntropyWithDe
                         sync=("sync_rows", None))
 
     def __init__(self, task, sentence_avg, label_smoothing, ignore_prefix_size=0, report_accuracy=False,
-                 dependency_lambda_enc=0.5, dependency_lambda_dec=0.5, sync_lambda=0.5):
+                 dependency_lambda_enc=0.5, dependency_lambda_dec=0.5, dependency_normalization="arcs",
+                 sync_lambda=0.5):
         super().__init__(task, sentence_avg, label_smoothing, ignore_prefix_size, report_accuracy,
-                         dependency_lambda_enc, dependency_lambda_dec)
+                         dependency_lambda_enc, dependency_lambda_dec, dependency_normalization)
         self.lambda_sync = sync_lambda
 
     @staticmethod
@@ -69,6 +70,6 @@ class LabelSmoothedCrossEntropyWithSyncCriterion(LabelSmoothedCrossEntropyWithDe
         extra = net_output[1]
         tgt_real = sample["net_input"]["prev_output_tokens"].ne(self.padding_idx)
         total, rows = synchronous_attention_loss(
-            extra["encoder_parse_attn"][0], extra["parse_attn"][0], extra["attn"][0], tgt_real
+            extra["encoder_parse_logprobs"][0].exp(), extra["parse_logprobs"][0].exp(), extra["attn"][0], tgt_real
         )
-        return terms + [("sync", self.lambda_sync, total, rows)]
+        return terms + [("sync", self.lambda_sync, total, rows, rows)]

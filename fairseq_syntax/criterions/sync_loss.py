@@ -13,8 +13,13 @@ Transformer Neural Machine Translation", Sec. 4:
   unmasked (q <= t), unpadded (t and q real decoder inputs) pairs contribute.
 
 A matrix product, not a diagonal: the only public precursor took the diagonal
-of E in its einsum. Rows are decoder-input positions (position 0 is the EOS
-that starts decoding; its row is [1] in both D' and D and adds nothing).
+of E in its einsum. Rows and columns are decoder positions: row j of C is
+the encoder-decoder attention of the state that predicts target token j, so
+with the default ``--dbsa-decoder-rows predicting`` row j and column l of D
+and of C E C^T stand for the same target tokens (j, and the parent l). With
+``input`` rows, D's row j is the state whose input is target token j - 1
+(position 0: the EOS that starts decoding), one position away from C's.
+Rows are the decoder's non-padding positions.
 """
 from typing import Tuple
 

@@ -36,6 +36,7 @@ from fairseq_syntax.data.parent_strategies import STRATEGIES, subword_depths, su
 from fairseq_syntax.errors import SyntaxDataError
 
 SIDE_FIELDS = ("parents", "depths", "labels", "words")
+TARGET_COORDINATES = ("target", "decoder_input")
 
 
 @dataclass
@@ -47,7 +48,8 @@ class SyntaxRequest:
     that therefore also go into ``net_input``. ``strategy``: the subword
     parent strategy of both sides, unless ``target_strategy`` is set (a model
     may use PASCAL's ``middle`` parents in the encoder and DBSA's ``chain``
-    parents in the decoder).
+    parents in the decoder). ``target_coordinates``: ``"target"`` or
+    ``"decoder_input"`` (see the module docstring).
     """
 
     strategy: str = "chain"
@@ -55,20 +57,24 @@ class SyntaxRequest:
     target: FrozenSet[str] = frozenset()
     inputs: FrozenSet[str] = frozenset()
     target_strategy: Optional[str] = None
+    target_coordinates: str = "target"
 
     def __post_init__(self):
         for s in (self.strategy, self.target_strategy):
             if s is not None and s not in STRATEGIES:
                 raise ValueError(f"parent strategy must be one of {STRATEGIES}, not {s!r}")
+        if self.target_coordinates not in TARGET_COORDINATES:
+            raise ValueError(f"target coordinates must be one of {TARGET_COORDINATES}, not "
+                             f"{self.target_coordinates!r}")
+        for side in ("source", "target"):
+            bad = set(getattr(self, side)) - set(SIDE_FIELDS)
+            if bad:
+                raise ValueError(f"unknown {side} syntax field(s) {sorted(bad)}; known: {SIDE_FIELDS}")
 
     def strategy_of(self, side: str) -> str:
         if side == "target" and self.target_strategy is not None:
             return self.target_strategy
         return self.strategy
-        for side in ("source", "target"):
-            bad = set(getattr(self, side)) - set(SIDE_FIELDS)
-            if bad:
-                raise ValueError(f"unknown {side} syntax field(s) {sorted(bad)}; known: {SIDE_FIELDS}")
 
     def needs(self, side: str) -> FrozenSet[str]:
         return self.source if side == "source" else self.target
@@ -186,7 +192,8 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
     def __getitem__(self, index):
         item = self.dataset[index]
         syntax = {}
-        for side, prefix, decoder_input in (("source", "src_", False), ("target", "tgt_", True)):
+        decoder_input = self.request.target_coordinates == "decoder_input"
+        for side, prefix, decoder_input in (("source", "src_", False), ("target", "tgt_", decoder_input)):
             fields = self.request.needs(side)
             if not fields:
                 continue
@@ -231,7 +238,8 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
                     _label_pad(self.tgt_syntax),
                 )
             )
-            out["tgt_supervised"] = _supervised(batch["target"], ds.tgt_dict, decoder_input=True)
+            out["tgt_supervised"] = _supervised(batch["target"], ds.tgt_dict,
+                                                decoder_input=self.request.target_coordinates == "decoder_input")
         batch["syntax"] = out
         for name in self.request.inputs:
             if name in out:
@@ -279,7 +287,8 @@ def _collate_side(rows, prefix, width, left_pad, fields, label_pad):
 
 
 def _supervised(tokens: torch.Tensor, dictionary, decoder_input: bool) -> torch.Tensor:
-    """Real-token positions (not EOS, not pad), in the given coordinates.
+    """Real-token positions (not EOS, not pad) of ``tokens`` (src_tokens or target), in their coordinates
+    or, with ``decoder_input``, in those of prev_output_tokens.
 
     For the decoder input, position j >= 1 holds y_j = target[j - 1]; the last
     target token (EOS) is never a decoder input, and position 0 (the EOS that

@@ -57,10 +57,14 @@ _preset("transformer_dbsa_dec", dict(dbsa_decoder_layer=4))
 # SISA (the PASCAL paper's LISA re-implementation): encoder parse head, 'first' parents
 _preset("transformer_sisa", dict(dbsa_encoder_layer=4, syntax_parent_strategy="first"),
         dict(dbsa_encoder_layer=2, syntax_parent_strategy="first"))
-# Relative positions (Omote et al. 2019, Sec. 5.1): Transformer_rel (Shaw et al. 2018, k = 2),
-# Transformer_dep (tree depths, l = 2), Transformer_dep+rel (both summed, Eq. 21-22), every encoder layer
+# Relative positions (Omote et al. 2019, Sec. 5.1), every encoder layer: Transformer_rel is Shaw et al. (2018),
+# linear relative positions (k = 2) in the encoder and the decoder self-attention; Transformer_dep: tree depths
+# (l = 2) in the encoder, the decoder as the absolute-position baseline (no target tree at inference);
+# Transformer_dep+rel: both summed in the encoder (Eq. 21-22) and Shaw's decoder (the "rel" half of the hybrid:
+# Omote et al. leave dependency positions in the decoder to future work, Sec. 6)
 for _name, _k, _l in (("transformer_rel", 2, 0), ("transformer_dep", 0, 2), ("transformer_dep_rel", 2, 2)):
-    _preset(_name, dict(rel_linear_k=_k, rel_dep_l=_l), dict(rel_linear_k=_k, rel_dep_l=_l))
+    _preset(_name, dict(rel_linear_k=_k, rel_dep_l=_l, rel_decoder_k=_k),
+            dict(rel_linear_k=_k, rel_dep_l=_l, rel_decoder_k=_k))
 # PASCAL (Bugliarello & Okazaki 2020): parent-scaled heads in encoder layer 1, sigma^2 = 1, q = 0.
 # h_pascal and q depend on the corpus (the paper's Table 2); 7 of 8 heads is its most frequent choice;
 # the recipes (examples/<dataset>/train.sh pascal) pass the per-corpus values
@@ -68,6 +72,8 @@ _preset("transformer_pascal", dict(pascal_layer=1, pascal_heads=7), dict(pascal_
 # S&H (Sennrich & Haddow 2016, as in Bugliarello & Okazaki 2020): 10-dim label embeddings
 _preset("transformer_sh", dict(label_embed_dim=10), dict(label_embed_dim=10))
 # SyncAttn (Deguchi et al. 2021): parse heads in encoder and decoder layer l_dep = 1, C from decoder layer
-# l_sync = 5 (tiny: 2); train with label_smoothed_cross_entropy_with_sync (lambda_dep 0.5, lambda_sync per dataset)
-_preset("transformer_syncattn", dict(dbsa_encoder_layer=1, dbsa_decoder_layer=1, sync_layer=5),
-        dict(dbsa_encoder_layer=1, dbsa_decoder_layer=1, sync_layer=2))
+# l_sync = 5 (tiny: 2); the 2021 form of the dependency attention, softmax(Q U K^T / sqrt(d_k)) without a bias
+# (Eq. 4); train with label_smoothed_cross_entropy_with_sync (lambda_dep 0.5, lambda_sync per dataset)
+_SYNC_FORM = dict(dbsa_bias="none", dbsa_scaled=True)
+_preset("transformer_syncattn", dict(dbsa_encoder_layer=1, dbsa_decoder_layer=1, sync_layer=5, **_SYNC_FORM),
+        dict(dbsa_encoder_layer=1, dbsa_decoder_layer=1, sync_layer=2, **_SYNC_FORM))

@@ -16,7 +16,10 @@ Mechanisms (each a switch; they compose, also within one layer):
   ``--rel-linear-k``) and tree-depth (Omote et al. 2019, ``--rel-dep-l``),
   key and/or value terms, in all or chosen encoder layers, see
   :mod:`fairseq_syntax.modules.relative_positions`. Depth positions need the
-  source parse at training and at inference (``src_depths``).
+  source parse at training and at inference (``src_depths``). Linear
+  relative positions in every decoder self-attention layer
+  (``--rel-decoder-k``: Shaw et al. 2018 have them on both sides), with
+  incremental decoding.
 * PASCAL, parent-scaled self-attention (Bugliarello & Okazaki 2020): the
   first ``--pascal-heads`` heads of encoder layer ``--pascal-layer`` scale
   their scores by a Gaussian around each token's parent (``middle`` parents),
@@ -33,6 +36,23 @@ Mechanisms (each a switch; they compose, also within one layer):
   ``--label-embed-dim`` dimensions, replaces the last dimensions of its token
   embedding (``src_labels``).
 
+Parse heads hand their output back through the layers' return values (a
+layer with a parse head returns its float32 log-probabilities as one more
+output, which :class:`_SyntaxLayerMixin` takes off again in ``__call__``,
+i.e. after fairseq's activation-checkpoint or FSDP wrapper has run): the
+tensor is this forward's, with its graph, under ``--checkpoint-activations``
+too. With LayerDrop the supervised layers (parse heads, the SyncAttn layer)
+are never dropped, and a dropped layer keeps its number (fairseq's
+``alignment_layer`` counts the layers that ran), see
+:class:`SupervisedLayerDrop`.
+
+Decoder parse rows (``--dbsa-decoder-rows``): ``predicting`` (default, as in
+the authors' DBSA code, de9uch1/dbsa) pairs row i with the decoder state that
+predicts target token i (its input is the token before; the one fairseq's
+encoder-decoder attention aligns with it) and the parent with the state that
+predicts the parent; ``input`` pairs both with the state whose input is the
+token. The task collates target parents in the matching coordinates.
+
 Named architectures (presets) are in :mod:`fairseq_syntax.models.presets`.
 """
 from dataclasses import dataclass, field
@@ -46,16 +66,18 @@ from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.dataclass.utils import gen_parser_from_dataclass
 from fairseq.models import register_model
 from fairseq.models.transformer import TransformerConfig, TransformerDecoder, TransformerEncoder, TransformerModel
+from fairseq.modules import LayerDropModuleList
 from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, TransformerEncoderLayerBase
 
 from fairseq_syntax.data.parent_strategies import STRATEGIES
-from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
-from fairseq_syntax.modules.parent_scaled_attention import ParentScaledHeads
+from fairseq_syntax.modules.dependency_attention import BIASES, BiaffineParseHead
+from fairseq_syntax.modules.parent_scaled_attention import WEIGHT_FUNCTIONS, ParentScaledHeads
 from fairseq_syntax.modules.relative_positions import IMPLEMENTATIONS, RelativePositionTerms, depth_buckets
 from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
 
 TERMS = ("key+value", "key", "value")
+DECODER_ROWS = ("predicting", "input")
 
 
 @dataclass
@@ -71,10 +93,24 @@ class SyntaxTransformerConfig(FairseqDataclass):
         default=0,
         metadata={"help": "DBSA: 1-based decoder layer p_d with the future-masked parse head; 0 = none"},
     )
-    dbsa_bias: ChoiceEnum(["query", "key"]) = field(
+    dbsa_bias: ChoiceEnum(BIASES) = field(
         default="query",
-        metadata={"help": "bias term of the bi-affine scores: 'query' = Q U2 as printed in Eq. 14 (constant "
-                  "per row, so it cancels in the softmax), 'key' = K u (Dozat & Manning's head prior)"},
+        metadata={"help": "bias term of the bi-affine scores: 'query' = Q U2 as printed in Deguchi et al. 2019 "
+                  "Eq. 14 (constant per row, so it cancels in the softmax), 'key' = K u (Dozat & Manning's head "
+                  "prior; the authors' code), 'none' = Deguchi et al. 2021 Eq. 4 (the SyncAttn presets)"},
+    )
+    dbsa_scaled: bool = field(
+        default=False,
+        metadata={"help": "divide the bi-affine scores by sqrt(d_head): softmax(Q U K^T / sqrt(d_k)) of Deguchi "
+                  "et al. 2021 Eq. 4 (the SyncAttn presets; the 2019 Eq. 14 is unscaled)"},
+    )
+    dbsa_decoder_rows: ChoiceEnum(DECODER_ROWS) = field(
+        default="predicting",
+        metadata={"help": "which decoder state a parse-head row and its parent column stand for: 'predicting' "
+                  "(default; the authors' DBSA code): row i is the state that predicts target token i (input: "
+                  "token i-1; the row fairseq's encoder-decoder attention aligns with token i, as SyncAttn's "
+                  "C E C^T needs), its parent the state that predicts the parent; 'input': the states whose "
+                  "input is the token (this plugin before 2026-11)"},
     )
     syntax_parent_strategy: ChoiceEnum(STRATEGIES) = field(
         default="chain",
@@ -85,6 +121,12 @@ class SyntaxTransformerConfig(FairseqDataclass):
         default=0,
         metadata={"help": "relative positions (Shaw et al. 2018) in encoder self-attention: clipping distance "
                   "k of j - i (Omote et al. 2019 Eq. 13-15; the paper uses 2); 0 = off"},
+    )
+    rel_decoder_k: int = field(
+        default=0,
+        metadata={"help": "relative positions (Shaw et al. 2018) in every decoder self-attention layer: "
+                  "clipping distance k (Omote et al.'s Transformer_rel baseline: 2, terms as --rel-linear-terms); "
+                  "0 = off"},
     )
     rel_dep_l: int = field(
         default=0,
@@ -126,6 +168,11 @@ class SyntaxTransformerConfig(FairseqDataclass):
         default=1.0,
         metadata={"help": "sigma^2 of the Gaussian around each token's parent (Eq. 6; the paper: 1)"},
     )
+    pascal_weights: ChoiceEnum(WEIGHT_FUNCTIONS) = field(
+        default="gaussian",
+        metadata={"help": "D^p of the parent-scaled heads: 'gaussian' = N(j | p_t, sigma^2) (Eq. 6), "
+                  "'parent-only' = 1 on the parent's positions (|j - p_t| < 1), 0 elsewhere (Table 7b)"},
+    )
     pascal_ignore_prob: float = field(
         default=0.0,
         metadata={"help": "parent ignoring q: in training, each token's parent weights are set to ones with "
@@ -161,9 +208,10 @@ class AttentionSpec:
     """The mechanisms of one layer's self-attention."""
 
     parse_bias: Optional[str] = None  # DBSA parse head with this bias form, or None
+    parse_scaled: bool = False  # ... with its scores divided by sqrt(d_head) (2021 form)
     relative: Dict[str, Tuple[int, bool, bool]] = field(default_factory=dict)  # kind -> (clip, keys, values)
     implementation: str = "buckets"
-    pascal: Optional[Tuple[int, float, float]] = None  # (heads, variance, ignore probability)
+    pascal: Optional[Tuple[int, float, float, str]] = None  # (heads, variance, ignore probability, weights)
 
     @property
     def empty(self) -> bool:
@@ -177,28 +225,116 @@ class AttentionSpec:
         attention = SyntaxSelfAttention(embed_dim, num_heads, dropout=dropout, relative=relative,
                                         parent_scaling=pascal)
         if self.parse_bias is not None:  # built after the projections (same initialisation as plain DBSA)
-            attention.attach_parse_head(BiaffineParseHead(head_dim, self.parse_bias))
+            attention.attach_parse_head(BiaffineParseHead(head_dim, self.parse_bias, self.parse_scaled))
         return attention
 
 
-def _syntax_layer_cls(base):
-    class SyntaxLayer(base):
-        """A fairseq transformer layer whose self-attention hosts syntax mechanisms."""
+class _SyntaxLayerMixin:
+    """A fairseq transformer layer whose self-attention hosts syntax mechanisms.
 
-        def __init__(self, cfg, *args, attention_spec: AttentionSpec, **kwargs):
-            object.__setattr__(self, "_attention_spec", attention_spec)  # read during super().__init__
-            super().__init__(cfg, *args, **kwargs)
+    With a parse head, ``forward`` returns fairseq's outputs plus the head's
+    log-probabilities as a last element: outputs of the (possibly
+    activation-checkpointed) forward carry their graph, module attributes
+    written inside a checkpointed forward do not. ``__call__`` (which runs
+    the checkpoint / FSDP wrappers' forward) takes that element off again,
+    so fairseq's layer loops see the outputs they expect, and keeps it in
+    ``parse_output`` until the encoder or decoder takes it
+    (:meth:`take_parse_output`) at the end of the same forward.
+    """
 
-        def build_self_attention(self, embed_dim, cfg, *args, **kwargs):
-            heads = cfg.encoder.attention_heads if base is TransformerEncoderLayerBase else cfg.decoder.attention_heads
-            return self._attention_spec.build(embed_dim, heads, cfg.attention_dropout)
+    def __init__(self, cfg, *args, attention_spec: AttentionSpec, **kwargs):
+        object.__setattr__(self, "_attention_spec", attention_spec)  # read during super().__init__
+        super().__init__(cfg, *args, **kwargs)
+        self.has_parse_head = attention_spec.parse_bias is not None
+        self.parse_output = None
 
-    SyntaxLayer.__name__ = "Syntax" + base.__name__
-    return SyntaxLayer
+    def build_self_attention(self, embed_dim, cfg, *args, **kwargs):
+        encoder = isinstance(self, TransformerEncoderLayerBase)
+        heads = cfg.encoder.attention_heads if encoder else cfg.decoder.attention_heads
+        return self._attention_spec.build(embed_dim, heads, cfg.attention_dropout)
+
+    def forward(self, *args, **kwargs):
+        out = super().forward(*args, **kwargs)
+        if not self.has_parse_head:
+            return out
+        parse = self.self_attn.take_parse_output()
+        return (out, parse) if isinstance(out, torch.Tensor) else (*out, parse)
+
+    def __call__(self, *args, **kwargs):
+        out = super().__call__(*args, **kwargs)
+        if not self.has_parse_head:
+            return out
+        *out, self.parse_output = out
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def take_parse_output(self):
+        out, self.parse_output = self.parse_output, None
+        return out
 
 
-SyntaxEncoderLayer = _syntax_layer_cls(TransformerEncoderLayerBase)
-SyntaxDecoderLayer = _syntax_layer_cls(TransformerDecoderLayerBase)
+class SyntaxEncoderLayer(_SyntaxLayerMixin, TransformerEncoderLayerBase):
+    pass
+
+
+class SyntaxDecoderLayer(_SyntaxLayerMixin, TransformerDecoderLayerBase):
+    pass
+
+
+class _Skipped:
+    """What a dropped layer does under :class:`SupervisedLayerDrop`: return its input."""
+
+    def __init__(self, decoder: bool):
+        self.decoder = decoder
+
+    def __call__(self, x, *args, **kwargs):
+        return (x, None, None) if self.decoder else x
+
+
+class SupervisedLayerDrop(LayerDropModuleList):
+    """fairseq's LayerDrop (Fan et al. 2020) that never drops the layers in ``keep``.
+
+    The parse-head layers and the SyncAttn layer produce what the criterion
+    supervises; dropping them would leave the loss without this batch's
+    tensor. A dropped layer is replaced by the identity instead of being
+    skipped, so fairseq's decoder, which numbers the layers it iterates over
+    when it picks ``alignment_layer``, still reads the cross-attention of the
+    right layer. The random draw is fairseq's (one uniform per layer and
+    iteration).
+    """
+
+    def __init__(self, p, modules, keep, decoder: bool):
+        super().__init__(p, modules)
+        object.__setattr__(self, "keep", frozenset(keep))  # 0-based
+        object.__setattr__(self, "_skipped", _Skipped(decoder))
+
+    def __iter__(self):
+        dropout_probs = torch.empty(len(self)).uniform_()
+        for i, m in enumerate(nn.ModuleList.__iter__(self)):
+            if not self.training or i in self.keep or dropout_probs[i] > self.p:
+                yield m
+            else:
+                yield self._skipped
+
+
+def _keep_supervised_layers(layers, keep, decoder: bool):
+    """Swap fairseq's LayerDrop list for :class:`SupervisedLayerDrop` when some layers must stay."""
+    if isinstance(layers, LayerDropModuleList) and keep:
+        return SupervisedLayerDrop(layers.p, list(nn.ModuleList.__iter__(layers)), keep, decoder)
+    return layers
+
+
+def _syntax_layer(layer):
+    """The :class:`_SyntaxLayerMixin` inside fairseq's wrappers (FSDP), or None."""
+    for m in layer.modules():
+        if isinstance(m, _SyntaxLayerMixin):
+            return m
+    return None
+
+
+def _take_parse_output(layers, index: int):
+    """This forward's parse log-probabilities of 1-based layer ``index`` (None if it did not run)."""
+    layer = _syntax_layer(layers[index - 1])
+    return layer.take_parse_output() if layer is not None else None
 
 
 def _wrap(layer, cfg):
@@ -227,6 +363,10 @@ def _layer_set(value, num_layers: int, option: str) -> Set[int]:
     if bad:
         raise ValueError(f"--{option}: layer(s) {bad} out of range 1..{num_layers}")
     return layers
+
+
+def _parse_form(args) -> Tuple[str, bool]:
+    return str(getattr(args, "dbsa_bias", "query")), bool(getattr(args, "dbsa_scaled", False))
 
 
 def _require(value, name: str, what: str):
@@ -260,15 +400,17 @@ class SyntaxTransformerEncoder(TransformerEncoder):
                 raise ValueError(f"--{option} {layer} but the encoder has {len(self.layers)} layers")
         if getattr(args, "rel_no_absolute_positions", False):
             self.embed_positions = None
+        self.layers = _keep_supervised_layers(self.layers, {self.dbsa_layer - 1} - {-1}, decoder=False)
 
     def layer_spec(self, index: int, args) -> AttentionSpec:
         """What the self-attention of 1-based encoder layer ``index`` hosts."""
         spec = AttentionSpec(implementation=str(getattr(args, "rel_implementation", "buckets")))
         if index == self.dbsa_layer:
-            spec.parse_bias = str(getattr(args, "dbsa_bias", "query"))
+            spec.parse_bias, spec.parse_scaled = _parse_form(args)
         if index == self.pascal_layer:
             spec.pascal = (int(getattr(args, "pascal_heads", 1)), float(getattr(args, "pascal_variance", 1.0)),
-                           float(getattr(args, "pascal_ignore_prob", 0.0)))
+                           float(getattr(args, "pascal_ignore_prob", 0.0)),
+                           str(getattr(args, "pascal_weights", "gaussian")))
         if index in self.rel_layers:
             if self.rel_linear_k:
                 spec.relative["linear"] = (self.rel_linear_k, *_terms(getattr(args, "rel_linear_terms", "key+value")))
@@ -302,36 +444,55 @@ class SyntaxTransformerEncoder(TransformerEncoder):
             token_embeddings = torch.cat(
                 [token_embeddings[..., : -self.label_embed_dim], self.label_embedding(src_labels)], dim=-1
             )
-        return super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
-
-    def parse_attention(self):
-        if not self.dbsa_layer:
-            return None
-        return self.layers[self.dbsa_layer - 1].self_attn.last_parse_probs
+        if self.dbsa_layer:
+            _take_parse_output(self.layers, self.dbsa_layer)  # nothing left over from an interrupted forward
+        out = super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
+        if self.dbsa_layer:
+            parse = _take_parse_output(self.layers, self.dbsa_layer)
+            out["encoder_parse_logprobs"] = [parse] if parse is not None else []
+        return out
 
 
 class SyntaxTransformerDecoder(TransformerDecoder):
     def __init__(self, args, dictionary, embed_tokens, no_encoder_attn=False, output_projection=None):
         self.dbsa_layer = int(getattr(args, "dbsa_decoder_layer", 0) or 0)
+        self.rel_k = int(getattr(args, "rel_decoder_k", 0) or 0)
+        self.rows = str(getattr(args, "dbsa_decoder_rows", "predicting"))
+        if self.rows not in DECODER_ROWS:
+            raise ValueError(f"--dbsa-decoder-rows must be one of {DECODER_ROWS}, not {self.rows!r}")
         self._built = 0
         super().__init__(args, dictionary, embed_tokens, no_encoder_attn, output_projection)
         if self.dbsa_layer > len(self.layers):
             raise ValueError(f"--dbsa-decoder-layer {self.dbsa_layer} but the decoder has {len(self.layers)} layers")
+        sync = int(getattr(args, "sync_layer", 0) or 0)
+        self.layers = _keep_supervised_layers(self.layers, {self.dbsa_layer - 1, sync - 1} - {-1}, decoder=True)
+
+    def layer_spec(self, index: int, args) -> AttentionSpec:
+        """What the self-attention of 1-based decoder layer ``index`` hosts."""
+        spec = AttentionSpec(implementation=str(getattr(args, "rel_implementation", "buckets")))
+        if index == self.dbsa_layer:
+            spec.parse_bias, spec.parse_scaled = _parse_form(args)
+        if self.rel_k:
+            spec.relative["linear"] = (self.rel_k, *_terms(getattr(args, "rel_linear_terms", "key+value")))
+        return spec
 
     def build_decoder_layer(self, args, no_encoder_attn=False):
         self._built += 1
-        if self._built != self.dbsa_layer:
+        spec = self.layer_spec(self._built, args)
+        if spec.empty:
             return super().build_decoder_layer(args, no_encoder_attn)
         cfg = TransformerConfig.from_namespace(args)
-        spec = AttentionSpec(parse_bias=str(getattr(args, "dbsa_bias", "query")))
         return _wrap(SyntaxDecoderLayer(cfg, no_encoder_attn, attention_spec=spec), cfg)
 
     def extract_features(self, prev_output_tokens, encoder_out=None, incremental_state=None, full_context_alignment=False,
                          alignment_layer=None, alignment_heads=None):
+        if self.dbsa_layer:
+            _take_parse_output(self.layers, self.dbsa_layer)  # nothing left over from an interrupted forward
         x, extra = super().extract_features(prev_output_tokens, encoder_out, incremental_state,
                                             full_context_alignment, alignment_layer, alignment_heads)
         if self.dbsa_layer:
-            extra["parse_attn"] = [self.layers[self.dbsa_layer - 1].self_attn.last_parse_probs]
+            parse = _take_parse_output(self.layers, self.dbsa_layer)
+            extra["parse_logprobs"] = [parse] if parse is not None else []
         return x, extra
 
 
@@ -408,6 +569,8 @@ class SyntaxTransformerModel(TransformerModel):
             "inputs": inputs,  # model inputs: a split without these source fields cannot be decoded
             "strategy": "middle" if enc.pascal_layer else strategy,
             "target_strategy": strategy,
+            # target fields aligned with sample["target"] (predicting rows) or with prev_output_tokens
+            "target_coordinates": "target" if self.decoder.rows == "predicting" else "decoder_input",
         }
 
     def forward(self, src_tokens, src_lengths, prev_output_tokens, return_all_hiddens: bool = True,
@@ -419,5 +582,5 @@ class SyntaxTransformerModel(TransformerModel):
                                    alignment_layer=alignment_layer, alignment_heads=alignment_heads,
                                    src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)
         if self.encoder.dbsa_layer:  # for the dependency loss
-            decoder_out[1]["encoder_parse_attn"] = [self.encoder.parse_attention()]
+            decoder_out[1]["encoder_parse_logprobs"] = encoder_out["encoder_parse_logprobs"]
         return decoder_out

@@ -16,10 +16,16 @@ Transformer NMT", Sec. 3.1:
 the same for every key q of a row t, so it cancels in the softmax (the
 parameter u gets a zero gradient). ``bias="key"`` uses K_parse u instead, the
 head-prior term of the deep bi-affine parser the paper builds on (Dozat &
-Manning 2017), which does change the distribution.
+Manning 2017), which does change the distribution (and is what the authors'
+released code, de9uch1/dbsa, computes).
 
-The parse head's scores are not scaled by 1/sqrt(d_head) (Eq. 14 has no
-scaling). The attention layer that hosts the head is
+Two forms of the scores (``--dbsa-bias``, ``--dbsa-scaled``):
+
+* 2019 (Deguchi et al. 2019, Eq. 14): Q U1 K^T + Q U2, unscaled (the
+  default of the DBSA presets);
+* 2021 (Deguchi, Tamura & Ninomiya 2021, "Synchronous Syntactic Attention",
+  Eq. 4): softmax(Q U K^T / sqrt(d_k)), no bias term: ``bias="none"``,
+  ``scaled=True`` (the default of the SyncAttn presets). The attention layer that hosts the head is
 :class:`fairseq_syntax.modules.syntax_attention.SyntaxSelfAttention`; in the
 decoder it gets fairseq's causal ``attn_mask`` (training) or attends to the
 cached prefix (incremental decoding), so the parse head is future-masked
@@ -29,22 +35,32 @@ import torch
 from torch import Tensor, nn
 
 
-class BiaffineParseHead(nn.Module):
-    """Eq. 14 before the softmax: Q U1 K^T + Q U2 (or + K u)."""
+BIASES = ("query", "key", "none")
 
-    def __init__(self, head_dim: int, bias: str = "query"):
+
+class BiaffineParseHead(nn.Module):
+    """Scores before the softmax: Q U1 K^T + Q U2 (or + K u, or no bias), optionally / sqrt(d_head)."""
+
+    def __init__(self, head_dim: int, bias: str = "query", scaled: bool = False):
         super().__init__()
-        if bias not in ("query", "key"):
-            raise ValueError(f"bias must be 'query' (Eq. 14 as printed) or 'key', not {bias!r}")
+        if bias not in BIASES:
+            raise ValueError(f"bias must be 'query' (2019 Eq. 14 as printed), 'key' or 'none' (2021 Eq. 4), "
+                             f"not {bias!r}")
         self.bias = bias
+        self.scaling = head_dim ** -0.5 if scaled else 1.0
         self.u1 = nn.Parameter(torch.empty(head_dim, head_dim))
-        self.u = nn.Parameter(torch.zeros(head_dim))
         nn.init.xavier_uniform_(self.u1)
+        if bias != "none":
+            self.u = nn.Parameter(torch.zeros(head_dim))
+        else:
+            self.register_parameter("u", None)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
         """q: (..., T, d_head), k: (..., S, d_head) -> scores (..., T, S)."""
         scores = torch.matmul(torch.matmul(q, self.u1), k.transpose(-1, -2))
         if self.bias == "query":
-            return scores + torch.matmul(q, self.u).unsqueeze(-1)
-        return scores + torch.matmul(k, self.u).unsqueeze(-2)
+            scores = scores + torch.matmul(q, self.u).unsqueeze(-1)
+        elif self.bias == "key":
+            scores = scores + torch.matmul(k, self.u).unsqueeze(-2)
+        return scores * self.scaling if self.scaling != 1.0 else scores
 

@@ -17,6 +17,11 @@ depend on the head, so it is built once per layer call as a (B, T, S)
 tensor on the model's device from the collated parents (batch coordinates:
 left padding shifts p_t and j alike) and broadcast over the scaled heads.
 
+**Parent-only** weights (the paper's Table 7b, ``weights="parent-only"``):
+d^p_tj = 1 where |j - p_t| < 1 and 0 elsewhere: the parent's position (both
+middle subwords when p_t is x.5), as the authors' code computes its uniform
+window (e-bug/pascal, ``unipdf`` with window 0).
+
 **Parent ignoring** (regularisation): in training, each row d_t of D^p is set
 to ones with probability q (per sentence and token, shared by the heads);
 never at inference.
@@ -25,6 +30,15 @@ import math
 
 import torch
 from torch import Tensor, nn
+
+WEIGHT_FUNCTIONS = ("gaussian", "parent-only")
+
+
+def parent_only(parents: Tensor, src_len: int) -> Tensor:
+    """(B, T) parent positions -> (B, T, S): 1 where |j - p_t| < 1, else 0 (Table 7b's parent-only)."""
+    j = torch.arange(src_len, device=parents.device, dtype=torch.float32)
+    diff = j.view(1, 1, -1) - parents.to(torch.float32).unsqueeze(-1)
+    return (diff.abs() < 1.0).to(torch.float32)
 
 
 def parent_gaussian(parents: Tensor, src_len: int, variance: float) -> Tensor:
@@ -37,8 +51,12 @@ def parent_gaussian(parents: Tensor, src_len: int, variance: float) -> Tensor:
 class ParentScaledHeads(nn.Module):
     """Multiplies the scores of the first ``num_heads`` heads by D^p (parameter-free)."""
 
-    def __init__(self, num_heads: int, variance: float = 1.0, ignore_prob: float = 0.0):
+    def __init__(self, num_heads: int, variance: float = 1.0, ignore_prob: float = 0.0,
+                 weights: str = "gaussian"):
         super().__init__()
+        if weights not in WEIGHT_FUNCTIONS:
+            raise ValueError(f"the parent weights must be one of {WEIGHT_FUNCTIONS}, not {weights!r}")
+        self.weight_function = weights
         if num_heads < 1:
             raise ValueError(f"the number of parent-scaled heads must be >= 1, not {num_heads}")
         if variance <= 0:
@@ -51,7 +69,10 @@ class ParentScaledHeads(nn.Module):
 
     def weights(self, parents: Tensor, src_len: int) -> Tensor:
         """D^p for a batch, with parent ignoring in training mode."""
-        d = parent_gaussian(parents, src_len, self.variance)
+        if self.weight_function == "gaussian":
+            d = parent_gaussian(parents, src_len, self.variance)
+        else:
+            d = parent_only(parents, src_len)
         if self.training and self.ignore_prob > 0:
             ignore = torch.rand(d.shape[:2], device=d.device) < self.ignore_prob
             d = d.masked_fill(ignore.unsqueeze(-1), 1.0)

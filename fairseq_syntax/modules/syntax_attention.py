@@ -5,9 +5,15 @@ layer (DESIGN.md, "One model family, features as switches"), so that they
 compose within a layer:
 
 * ``parse_head``: the last head becomes DBSA's bi-affine parse head
-  (Deguchi et al. 2019, Eq. 14-17; :mod:`.dependency_attention`); after each
-  forward ``last_parse_probs`` holds its distribution (B x T x S, before
-  attention dropout) for the dependency loss;
+  (Deguchi et al. 2019, Eq. 14-17; :mod:`.dependency_attention`). Its
+  distribution (B x T x S, before attention dropout) is handed to the layer
+  that hosts this attention as float32 log-probabilities (a log-softmax of
+  the masked scores, so that the dependency loss never takes the log of a
+  probability rounded to zero in fp16/bf16): :meth:`take_parse_output`,
+  which the layer calls right after its self-attention and returns among
+  its outputs (see :mod:`fairseq_syntax.models.syntax_transformer`), so the
+  tensor is always this forward's and keeps its graph under activation
+  checkpointing;
 * ``relative``: relative position terms (Shaw et al. 2018 linear positions,
   Omote et al. 2019 tree-depth positions; :mod:`.relative_positions`), added
   to the scores (key terms) and outputs (value terms) of the ordinary heads.
@@ -60,7 +66,7 @@ class SyntaxSelfAttention(MultiheadAttention):
         self.parent_scaling = parent_scaling
         self.parse_head: Optional[nn.Module] = None
         self.syntax_inputs: Dict[str, Tensor] = {}
-        self.last_parse_probs: Optional[Tensor] = None
+        self._parse_output: Optional[Tensor] = None
         if parse_head is not None:
             self.attach_parse_head(parse_head)  # checks the heads
         else:
@@ -80,6 +86,11 @@ class SyntaxSelfAttention(MultiheadAttention):
         ):
             raise ValueError(f"{self.parent_scaling.num_heads} parent-scaled heads, but the layer has "
                              f"{self.num_heads} heads" + (" (one of them the parse head)" if self.parse_head is not None else ""))
+
+    def take_parse_output(self) -> Optional[Tensor]:
+        """The parse head's float32 log-probabilities (B, T, S) of the last forward, once (then cleared)."""
+        out, self._parse_output = self._parse_output, None
+        return out
 
     def _buckets(self, kind: str, terms: RelativePositionTerms, tgt_len: int, src_len: int, device) -> Tensor:
         if kind == "linear":
@@ -160,7 +171,7 @@ class SyntaxSelfAttention(MultiheadAttention):
             return scores, v
         probs = F.softmax(scores.float(), dim=-1).type_as(scores)
         if self.parse_head is not None:
-            self.last_parse_probs = probs[:, -1]
+            self._parse_output = F.log_softmax(scores[:, -1].float(), dim=-1)
         dropped = self.dropout_module(probs)
         out = torch.matmul(dropped, v)  # (B, H, T, dh)
         value_terms = [terms.value_term(dropped[:, :ordinary], buckets[kind])

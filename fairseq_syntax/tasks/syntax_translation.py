@@ -167,6 +167,8 @@ class SyntaxTranslationTask(TranslationTask):
                                strategy, "target side" if key == "target_strategy" else "source side", req.strategy)
             else:
                 setattr(req, key, strategy)
+        if needs.get("target_coordinates"):
+            req.target_coordinates = needs["target_coordinates"]
         req.source, req.target = new["source"], new["target"]
         req.inputs = frozenset(req.inputs) | frozenset(needs.get("inputs", ()))
 
