@@ -14,6 +14,9 @@
 #   BATCH[m]             tokens:N or sentences:N per update (split over GPUs and --update-freq)
 #   TASK[m] DECODE[m] BASELINE[m]   defaults: syntax_translation, "--beam 4 --lenpen 0.6", transformer
 #   TRAIN_FIRST          keep the first N training pairs (before parsing); 0 = all
+#   TEST_SETS            several test sets, e.g. "test2016 test2017": download writes RAW/NAME.{SRC,TGT} for
+#                        each; they are joined into the one test split (one preprocessing run) and evaluate.sh
+#                        scores each on its own (WORK/eval/MODEL/NAME/scores.json); default: one test split
 #   BLEU_ON_TOKENS=1     WAT-style: BLEU on the tokenised reference (Japanese targets always; + RIBES)
 #   download             a function writing RAW/{train,valid,test}.{SRC,TGT} (raw text), or exiting with
 #                        instructions when the data is not public
@@ -37,6 +40,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 declare -A SYNTAX PREPARE LANG_FILTER MULTITASK DATA TRAIN BATCH TASK DECODE BASELINE
 TRAIN_FIRST=0
+TEST_SETS=""
 BLEU_ON_TOKENS=0
 
 words() {  # $1 = array name, $2 = options as written in a config (shell quoting honoured)
@@ -61,9 +65,11 @@ fetch_sample() {  # synthetic pairs with gold parses, under the dataset's langua
 }
 
 fetch_local() {
-  local f n=0
-  for f in "$LOCAL_DATA"/{train,valid,test}.{"$SRC","$TGT"}{,.conllu}; do
-    if [ -f "$f" ]; then cp "$f" "$RAW/"; n=$((n + 1)); fi
+  local f set n=0
+  for set in train valid test $TEST_SETS; do
+    for f in "$LOCAL_DATA/$set".{"$SRC","$TGT"}{,.conllu}; do
+      if [ -f "$f" ]; then cp "$f" "$RAW/"; n=$((n + 1)); fi
+    done
   done
   [ $n -gt 0 ] || die "LOCAL_DATA=$LOCAL_DATA has none of {train,valid,test}.{$SRC,$TGT}[.conllu]"
 }
@@ -84,12 +90,32 @@ first_n() {  # $1 = file (text or CoNLL-U), in place: keep the first TRAIN_FIRST
   mv "$1.tmp" "$1"
 }
 
+join_test_sets() {  # TEST_SETS: RAW/test.* = the sets' files one after the other; RAW/test.sets = "NAME LINES"
+  local set lang ext
+  [ -n "$TEST_SETS" ] || return 0
+  for set in $TEST_SETS; do
+    if [ ! -f "$RAW/$set.$SRC" ] && [ ! -f "$RAW/$set.$SRC.conllu" ]; then  # e.g. SAMPLE=1: one test split
+      log "no $RAW/$set.$SRC: one test set (test)"; return 0
+    fi
+  done
+  [ ! -f "$RAW/test.$SRC" ] && [ ! -f "$RAW/test.$SRC.conllu" ] || die "TEST_SETS=\"$TEST_SETS\" and a test.$SRC in $RAW"
+  for lang in "$SRC" "$TGT"; do
+    for ext in "" .conllu; do  # each kind of file when every set has it
+      for set in $TEST_SETS; do [ -f "$RAW/$set.$lang$ext" ] || continue 2; done
+      for set in $TEST_SETS; do cat "$RAW/$set.$lang$ext"; done > "$RAW/test.$lang$ext"
+    done
+  done
+  [ -f "$RAW/test.$TGT" ] || die "TEST_SETS: the raw references $RAW/{${TEST_SETS// /,}}.$TGT are needed"
+  for set in $TEST_SETS; do echo "$set $(wc -l < "$RAW/$set.$TGT")"; done > "$RAW/test.sets"
+}
+
 fetch() {
   if [ -f "$RAW/.complete" ]; then log "raw data: $RAW (delete it to fetch again)"; return; fi
   rm -rf "$RAW"; mkdir -p "$RAW"
   if [ "$SAMPLE" = 1 ]; then fetch_sample
   elif [ -n "${LOCAL_DATA:-}" ]; then fetch_local
   else download; fi
+  join_test_sets
   local f
   for f in "$RAW"/train.*; do first_n "$f"; done
   touch "$RAW/.complete"
@@ -108,26 +134,44 @@ moses() {  # $1 = language; stdin -> stdout: Moses punctuation normalisation (+ 
   else sacremoses -l "$1" -j 1 normalize; fi
 }
 
-text_units() {  # $1 = split, $2 = language: write WORK/text/$1.$2[.conllu], the dataset's tokenisation
-  local split=$1 lang=$2 raw="$RAW/$1.$2" out="$WORK/text/$1.$2" pretok=()
-  if [ -f "$raw.conllu" ]; then cp "$raw.conllu" "$out.conllu"; return; fi
-  [ -f "$raw" ] || die "$raw: neither this file nor its .conllu exists"
-  if [ "$lang" = ja ]; then
-    if [ "${JA_TOKENIZED:-0}" = 1 ]; then cp "$raw" "$out.raw"; pretok=(--pretokenized)
-    elif command -v kytea > /dev/null; then kytea -notags < "$raw" > "$out.raw"; pretok=(--pretokenized)
-    else cp "$raw" "$out.raw"; fi
-    if needs_syntax "$lang" || [ ${#pretok[@]} -eq 0 ]; then  # the parser tokenises (and parses)
-      # shellcheck disable=SC2046
-      fairseq-syntax-parse -i "$out.raw" -o "$out.conllu" $(parser_args "$lang") "${pretok[@]}" --no-progress
-    else mv "$out.raw" "$out"; fi
-  elif needs_syntax "$lang"; then
-    moses "$lang" < "$raw" > "$out.raw"
-    # shellcheck disable=SC2046
-    fairseq-syntax-parse -i "$out.raw" -o "$out.conllu" $(parser_args "$lang") --no-progress
-  else
-    moses "$lang" tok < "$raw" > "$out"
-  fi
-  rm -f "$out.raw"
+text_units() {  # $1 = language, $2... = splits: write WORK/text/SPLIT.LANG[.conllu], the dataset's tokenisation
+  local lang=$1 split raw out pretok="" parse=(); shift
+  for split in "$@"; do
+    raw="$RAW/$split.$lang" out="$WORK/text/$split.$lang"
+    log "tokenise / parse $split.$lang"; rm -f "$out"
+    if [ -f "$raw.conllu" ]; then cp "$raw.conllu" "$out.conllu"; continue; fi
+    [ -f "$raw" ] || die "$raw: neither this file nor its .conllu exists"
+    if [ "$lang" = ja ]; then
+      if [ "${JA_TOKENIZED:-0}" = 1 ]; then cp "$raw" "$out.raw"; pretok=--pretokenized
+      elif command -v kytea > /dev/null; then kytea -notags < "$raw" > "$out.raw"; pretok=--pretokenized
+      else cp "$raw" "$out.raw"; fi
+      if needs_syntax "$lang" || [ -z "$pretok" ]; then parse+=("$split")  # the parser tokenises (and parses)
+      else mv "$out.raw" "$out"; fi
+    elif needs_syntax "$lang"; then
+      moses "$lang" < "$raw" > "$out.raw"; parse+=("$split")
+    else
+      moses "$lang" tok < "$raw" > "$out"
+    fi
+  done
+  [ ${#parse[@]} -eq 0 ] || parse_splits "$lang" "$pretok" "${parse[@]}"
+}
+
+parse_splits() {  # $1 = language, $2 = '' | --pretokenized, $3... = splits: WORK/text/SPLIT.LANG.raw -> .conllu
+  # in one parser run (the parser and its libraries load once), cut back into the splits
+  local lang=$1 pretok=$2 all="$WORK/text/parse.$1" split n first=1 got start=$SECONDS; shift 2
+  for split in "$@"; do awk 1 "$WORK/text/$split.$lang.raw"; done > "$all.raw"  # awk 1: every line ends in \n
+  # shellcheck disable=SC2046
+  fairseq-syntax-parse -i "$all.raw" -o "$all.conllu" $(parser_args "$lang") $pretok --no-progress
+  log "parsed $(wc -l < "$all.raw") $lang sentences ($*) in $((SECONDS - start)) s"
+  for split in "$@"; do
+    n=$(awk 'END { print NR }' "$WORK/text/$split.$lang.raw")
+    awk -v a="$first" -v b=$((first + n - 1)) 'BEGIN { RS = ""; ORS = "\n\n" } NR >= a && NR <= b' "$all.conllu" \
+      > "$WORK/text/$split.$lang.conllu"
+    got=$(awk 'BEGIN { RS = "" } END { print NR }' "$WORK/text/$split.$lang.conllu")
+    [ "$got" = "$n" ] || die "$all.conllu: $got trees for the $n lines of $split.$lang"
+    first=$((first + n)); rm -f "$WORK/text/$split.$lang.raw"
+  done
+  rm -f "$all.raw" "$all.conllu"
 }
 
 stage_variant() {  # $1 = variant: WORK/$1/text, the inputs of prepare.py (or of the multi-task corpus)
@@ -156,12 +200,15 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
   fetch
   [ -d "$WORK/text" ] && log "reusing the tokenised / parsed text in $WORK/text (delete it to redo)"
   mkdir -p "$WORK/text"
-  for split in "${splits[@]}"; do
-    for lang in "$SRC" "$TGT"; do  # done before, unless a variant needs a parse that is not there yet
+  local todo
+  for lang in "$SRC" "$TGT"; do
+    todo=()
+    for split in "${splits[@]}"; do  # done before, unless a variant needs a parse that is not there yet
       if [ -f "$WORK/text/$split.$lang.conllu" ]; then continue; fi
       if [ -f "$WORK/text/$split.$lang" ] && ! needs_syntax "$lang"; then continue; fi
-      log "tokenise / parse $split.$lang"; rm -f "$WORK/text/$split.$lang"; text_units "$split" "$lang"
+      todo+=("$split")
     done
+    [ ${#todo[@]} -eq 0 ] || text_units "$lang" "${todo[@]}"
   done
   for v in $VARIANTS; do
     log "variant $v: ${PREPARE[$v]} (syntax: ${SYNTAX[$v]})"
@@ -247,17 +294,38 @@ recipe_evaluate() {
   local ref_tok="$WORK/$v/work/test.tok.$TGT" src_tok="$WORK/$v/work/test.tok.$SRC"
   local n_hyp n_ref; n_hyp=$(wc -l < "$out/hyp.tok"); n_ref=$(wc -l < "$ref_tok")
   [ "$n_hyp" = "$n_ref" ] || die "$out/generate.out has $n_hyp translations for $n_ref test sentences"
+  local base=${BASELINE[$m]:-transformer} base_dir=""
+  [ "$base" = "$m" ] || base_dir="$WORK/eval/$base"  # a baseline has no bootstrap test
+  if [ ! -f "$RAW/test.sets" ]; then
+    score_test_set "$out" "$out/hyp.tok" "$src_tok" "$ref_tok" "$RAW/test.$TGT" "$base_dir"
+    return
+  fi
+  local set lines first=1 d f
+  while read -r set lines; do  # TEST_SETS: the joined test split, scored set by set
+    d="$out/$set"; mkdir -p "$d"
+    for f in hyp.tok:"$out/hyp.tok" src.tok:"$src_tok" ref.tok:"$ref_tok"; do
+      tail -n "+$first" "${f#*:}" | head -n "$lines" > "$d/${f%%:*}"
+    done
+    log "$set (test lines $first-$((first + lines - 1)))"
+    score_test_set "$d" "$d/hyp.tok" "$d/src.tok" "$d/ref.tok" "$RAW/$set.$TGT" "${base_dir:+$base_dir/$set}"
+    first=$((first + lines))
+  done < "$RAW/test.sets"
+  [ $((first - 1)) = "$n_hyp" ] || die "$RAW/test.sets counts $((first - 1)) test lines, the test split has $n_hyp"
+}
+
+score_test_set() {  # $1 = folder, $2 = hypotheses (tokenised), $3 = source (tokenised), $4 = reference
+  # (tokenised), $5 = raw reference, $6 = the baseline's folder ('' for a baseline): $1/{hyp.txt,scores.*}
+  local out=$1 hyp_tok=$2 src_tok=$3 ref_tok=$4 ref_raw=$5 base_dir=$6
   local args=(--source "$src_tok" --json "$out/scores.json" --plot "$out/bleu_by_length.png")
   if [ "$TGT" = ja ] || [ "${BLEU_ON_TOKENS:-0}" = 1 ]; then  # WAT: BLEU on the tokens (KyTea / Moses)
-    cp "$out/hyp.tok" "$out/hyp.txt"; args+=(--hyp "$out/hyp.txt" --ref "$ref_tok" --tokenize none)
+    cp "$hyp_tok" "$out/hyp.txt"; args+=(--hyp "$out/hyp.txt" --ref "$ref_tok" --tokenize none)
     [ "$TGT" = ja ] && args+=(--ribes)
   else  # sacreBLEU on detokenised text against the raw reference
-    sacremoses -l "$TGT" -j 1 detokenize < "$out/hyp.tok" > "$out/hyp.txt"
-    args+=(--hyp "$out/hyp.txt" --ref "$RAW/test.$TGT")
+    sacremoses -l "$TGT" -j 1 detokenize < "$hyp_tok" > "$out/hyp.txt"
+    args+=(--hyp "$out/hyp.txt" --ref "$ref_raw")
   fi
-  local base=${BASELINE[$m]:-transformer}
-  if [ "$base" != "$m" ] && [ -f "$WORK/eval/$base/hyp.txt" ]; then args+=(--baseline "$WORK/eval/$base/hyp.txt")
-  elif [ "$base" != "$m" ]; then log "no $WORK/eval/$base/hyp.txt yet: evaluate $base first for the bootstrap test"; fi
+  if [ -n "$base_dir" ] && [ -f "$base_dir/hyp.txt" ]; then args+=(--baseline "$base_dir/hyp.txt")
+  elif [ -n "$base_dir" ]; then log "no $base_dir/hyp.txt yet: evaluate the baseline first for the bootstrap test"; fi
   fairseq-syntax-evaluate "${args[@]}" | tee "$out/scores.txt"
 }
 

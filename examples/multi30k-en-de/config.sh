@@ -1,0 +1,128 @@
+# Multi30k English->German, task 1 (Elliott et al. 2016): 29,000 training pairs (image descriptions), valid
+# = val (1,014), two test sets scored one by one: test2016 (test_2016_flickr, 1,000) and test2017
+# (test_2017_flickr, 1,000). Every model of the five papers against its baseline on the same data, budget
+# and seed. Moses normalisation; English and German parsed by UDPipe 1 (../shared/models: the EWT English
+# and the small German model); joint BPE 8k; one data-bin for every transformer and LSTM model (parses on
+# both sides), plus the C&H multi-task corpus.
+#   MULTI30K_DIR   the raw task-1 files {train,val,test_2016_flickr,test_2017_flickr}.{en,de}
+#                  [../shared/data/multi30k/task1/raw; absent: downloaded from github.com/multi30k/dataset]
+#   SHARED         the shared folder with models/*.udpipe [$FAIRSEQ_SYNTAX_SHARED or ../shared]
+#   PARSER_en PARSER_MODEL_en PARSER_de PARSER_MODEL_de   [udpipe with the shared models]; e.g.
+#                  PARSER_en=stanza PARSER_de=stanza (STANZA_DIR) swaps in stanza
+#   SIZE           cpu (default): the CPU setting below, for every model on a 2-core machine; base: the
+#                  papers' Transformer base (6+6 layers, d 512, FFN 2048, 8 heads) for GPUs
+# Models (BASELINE: the transformer; the LSTMs: lstm_luong):
+#   transformer, transformer_seed2 (the same with seed 2: seed noise)
+#   rel, dep, dep_rel (Omote et al. 2019: Shaw k = 2, dependency depths l = 2, both)
+#   dbsa_enc, dbsa_dec, dbsa (Deguchi et al. 2019: parse heads, lambda_enc = lambda_dec = 1.0)
+#   pascal, sisa, sh, ch (Bugliarello & Okazaki 2020; ch trains on the parse + translate corpus)
+#   dbsa_sync, syncattn (Deguchi et al. 2021: DBSA at its setting, l_dep 1, lambda_dep 0.5; + sync loss 0.5)
+#   lstm_luong, cky_lstm (Watanabe et al. 2017: d 256, Adam 0.01 halved, greedy decoding)
+NAME=multi30k-en-de SRC=en TGT=de
+TEST_SETS="test2016 test2017"
+SHARED="${SHARED:-${FAIRSEQ_SYNTAX_SHARED:-$ROOT/../shared}}"
+MULTI30K_DIR="${MULTI30K_DIR:-$SHARED/data/multi30k/task1/raw}"
+MULTI30K_URL=https://github.com/multi30k/dataset/raw/master/data/task1/raw
+PARSER_en=${PARSER_en:-udpipe} PARSER_de=${PARSER_de:-udpipe}
+if [ "$PARSER_en" = udpipe ]; then PARSER_MODEL_en=${PARSER_MODEL_en:-$SHARED/models/en_ewt_udpipe_small.udpipe}; fi
+if [ "$PARSER_de" = udpipe ]; then PARSER_MODEL_de=${PARSER_MODEL_de:-$SHARED/models/de_udpipe_small.udpipe}; fi
+
+# Data: one preprocessing for all models (same data): parses of both sides (the decoder-side parse heads
+# and SyncAttn need the German trees), joint BPE with 8,000 merges (29k short pairs: a vocabulary of about
+# 9k shared subwords, tied embeddings); C&H's multi-task corpus from the same parses and BPE merges.
+VARIANTS="main ch"
+SYNTAX[main]=source,target; PREPARE[main]="--bpe-merges 8000"
+SYNTAX[ch]=source; PREPARE[ch]="--bpe-merges 8000"; MULTITASK[ch]=1
+
+# ---------------------------------------------------------------- sizes and budget
+# SIZE=cpu (default): one setting for every transformer-family model, chosen so that each trains in about
+# 20 minutes on one CPU core (see the README section for the measured seconds per update and scores).
+SIZE=${SIZE:-cpu}
+case $SIZE in
+  cpu)
+    layers=3
+    size="--encoder-layers $layers --decoder-layers $layers --encoder-embed-dim 256 --decoder-embed-dim 256
+      --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024 --encoder-attention-heads 4
+      --decoder-attention-heads 4"
+    budget="--max-update 4000 --warmup-updates 1000 --lr 0.001 --num-workers 0"
+    tokens=4096
+    lstm_budget="--max-epoch 15 --num-workers 0"
+    ;;
+  base)  # the presets' Transformer base (the papers' size); GPUs
+    layers=6
+    size=""
+    budget="--max-update 20000 --warmup-updates 4000 --lr 0.0007"
+    tokens=8192
+    lstm_budget="--max-epoch 15"
+    ;;
+  *) die "SIZE=$SIZE: cpu or base" ;;
+esac
+# the papers' parse-head / sync layers sit at a depth of a 6-layer model: here at the same relative depth
+# (rounded): DBSA / SISA layer 4 of 6 (L 3: 2, L 4: 3), SyncAttn's l_sync 5 of 6 (L 3 or 4: 3)
+dbsa_layer=$(( (4 * layers + 3) / 6 )); sync_layer=$(( (5 * layers + 3) / 6 ))
+# the same for every transformer-family model: Adam (0.9, 0.98), inverse square root schedule, dropout 0.3
+# and label smoothing 0.1 (small data), tied embeddings (joint BPE), seed 1, a checkpoint per epoch (resumable:
+# train.sh again continues from checkpoint_last.pt), the last 5 kept
+common="$size --share-all-embeddings --optimizer adam --adam-betas '(0.9, 0.98)' --lr-scheduler inverse_sqrt
+  $budget --dropout 0.3 --label-smoothing 0.1 --seed 1 --keep-last-epochs 5"
+ls="--criterion label_smoothed_cross_entropy"
+dep="--criterion label_smoothed_cross_entropy_with_dependency"
+
+for m in transformer transformer_seed2 rel dep dep_rel dbsa_enc dbsa_dec dbsa pascal sisa sh dbsa_sync syncattn; do
+  DATA[$m]=main; BATCH[$m]=tokens:$tokens
+done
+DATA[ch]=ch; BATCH[ch]=tokens:$tokens; TASK[ch]=translation
+TRAIN[transformer]="--arch transformer $ls $common"
+TRAIN[transformer_seed2]="--arch transformer $ls $common --seed 2"
+# Omote et al. (2019) Sec. 5.1: relative positions clipped at k = 2, tree-depth differences at l = 2
+TRAIN[rel]="--arch transformer_rel $ls $common"
+TRAIN[dep]="--arch transformer_dep $ls $common"
+TRAIN[dep_rel]="--arch transformer_dep_rel $ls $common"
+# Deguchi et al. (2019) Sec. 3.2 / 4: lambda_enc = lambda_dec = 1.0, parse heads in layer 4 of 6
+TRAIN[dbsa_enc]="--arch transformer_dbsa_enc --dbsa-encoder-layer $dbsa_layer $dep --dependency-lambda-enc 1.0 $common"
+TRAIN[dbsa_dec]="--arch transformer_dbsa_dec --dbsa-decoder-layer $dbsa_layer $dep --dependency-lambda-dec 1.0
+  $common"
+TRAIN[dbsa]="--arch transformer_dbsa --dbsa-encoder-layer $dbsa_layer --dbsa-decoder-layer $dbsa_layer $dep
+  --dependency-lambda-enc 1.0 --dependency-lambda-dec 1.0 $common"
+# Bugliarello & Okazaki (2020) Table 2, the En-De low-resource corpus (NC11): h_pascal 2, q 0.4 in layer 1,
+# sigma^2 1; S&H label embeddings of 10 dimensions; SISA (their LISA) with lambda 1.0; C&H a plain transformer
+TRAIN[pascal]="--arch transformer_pascal --pascal-layer 1 --pascal-heads 2 --pascal-ignore-prob 0.4
+  --pascal-variance 1 $ls $common"
+TRAIN[sisa]="--arch transformer_sisa --dbsa-encoder-layer $dbsa_layer $dep --dependency-lambda-enc 1.0 $common"
+TRAIN[sh]="--arch transformer_sh --label-embed-dim 10 $ls $common"
+TRAIN[ch]="--arch transformer $ls $common"
+# Deguchi et al. (2021) Sec. 5.1: parse heads in layer l_dep = 1 of both sides, lambda_dep 0.5; SyncAttn adds
+# L_sync on decoder layer l_sync with lambda_sync 0.5 (their WMT14 En-De value)
+TRAIN[dbsa_sync]="--arch transformer_dbsa --dbsa-encoder-layer 1 --dbsa-decoder-layer 1 $dep
+  --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5 $common"
+TRAIN[syncattn]="--arch transformer_syncattn --dbsa-encoder-layer 1 --dbsa-decoder-layer 1 --sync-layer $sync_layer
+  --criterion label_smoothed_cross_entropy_with_sync --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5
+  --sync-lambda 0.5 $common"
+BASELINE[transformer_seed2]=transformer  # bootstrap against seed 1: what seed noise alone gives
+
+# Watanabe et al. (2017), as in examples/aspec-en-ja: d 256 (the paper's size at both settings), 2 layers,
+# Adam lr 0.01 (0.9, 0.99) halved after epochs 9 and 12, clipping 3.0, weight decay 1e-6, batches of 128
+# sentences, greedy decoding. Here on the same BPE data-bin as the transformers (the paper: lowercased words).
+cky="--optimizer adam --adam-betas '(0.9, 0.99)' --weight-decay 1e-6 --clip-norm 3.0 --lr-scheduler fixed
+  --lr 0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.005,0.005,0.005,0.0025 --criterion cross_entropy
+  --seed 1 --keep-last-epochs 5 $lstm_budget"
+for m in lstm_luong cky_lstm; do
+  DATA[$m]=main; BATCH[$m]=sentences:128; DECODE[$m]="--beam 1"; TASK[$m]=translation; BASELINE[$m]=lstm_luong
+  TRAIN[$m]="--arch $m $cky"
+done
+
+download() {  # the shared copy of the task-1 files, else the dataset's GitHub repository
+  local from to lang
+  for from in train:train val:valid test_2016_flickr:test2016 test_2017_flickr:test2017; do
+    to=${from#*:}; from=${from%%:*}
+    for lang in "$SRC" "$TGT"; do
+      if [ -f "$MULTI30K_DIR/$from.$lang" ]; then cp "$MULTI30K_DIR/$from.$lang" "$RAW/$to.$lang"
+      else
+        log "no $MULTI30K_DIR/$from.$lang: download $MULTI30K_URL/$from.$lang.gz"
+        { wget -nv -O - "$MULTI30K_URL/$from.$lang.gz" || curl -fL "$MULTI30K_URL/$from.$lang.gz"; } \
+          | gunzip -c > "$RAW/$to.$lang" || die "could not download $from.$lang (set MULTI30K_DIR or LOCAL_DATA)"
+      fi
+    done
+  done
+  log "train: $(wc -l < "$RAW/train.$SRC") pairs"
+}

@@ -1,0 +1,97 @@
+"""examples/multi30k-en-de: the recipe on a slice of the real Multi30k task-1 files with the real UDPipe models
+(skipped when ../shared or ufal.udpipe is absent), and the settings train.sh passes (no data needed)."""
+import json
+import os
+import re
+import shlex
+
+import pytest
+
+from test_recipes import listed_models, recipe
+
+DATASET = "multi30k-en-de"
+MODELS = ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dbsa_enc", "dbsa_dec", "dbsa", "pascal",
+          "sisa", "sh", "ch", "dbsa_sync", "syncattn", "lstm_luong", "cky_lstm"]
+#: the raw task-1 file -> the recipe's split, and how many of its lines the slice keeps
+SLICE = {"train": ("train", 200), "val": ("valid", 40), "test_2016_flickr": ("test2016", 30),
+         "test_2017_flickr": ("test2017", 20)}
+
+
+def train_command(model, work, **variables):
+    p = recipe(DATASET, "train", model, DRY_RUN=1, WORK=work, GPUS=1, MAX_TOKENS=4096, **variables)
+    return " ".join(shlex.split(p.stderr.split("] ", 1)[1]))  # the arguments as fairseq receives them
+
+
+def test_multi30k_settings(tmp_path):
+    work = str(tmp_path)
+    assert sorted(listed_models(DATASET, work)) == sorted(MODELS)
+    for variant in ("main", "ch"):
+        os.makedirs(tmp_path / variant / "data-bin")
+    cpu = {m: train_command(m, work) for m in MODELS}
+    base = {m: train_command(m, work, SIZE="base") for m in ("transformer", "dbsa", "syncattn", "cky_lstm")}
+    transformer_family = [m for m in MODELS if not m.endswith("lstm") and m != "lstm_luong"]
+    shared = ["--encoder-layers 3", "--decoder-layers 3", "--encoder-embed-dim 256", "--encoder-ffn-embed-dim 1024",
+              "--encoder-attention-heads 4", "--max-update", "--dropout 0.3", "--label-smoothing 0.1",
+              "--share-all-embeddings", "--max-tokens 4096 --update-freq 1"]
+    for m in transformer_family:  # one setting: the same size, budget and seed for every model
+        for fragment in shared:
+            assert fragment in cpu[m], (m, fragment)
+        budget = re.search(r"--max-update \d+ --warmup-updates \d+ --lr \S+", cpu[m]).group(0)
+        assert budget in cpu["transformer"], m
+        assert re.findall(r"--seed (\d+)", cpu[m])[-1] == ("2" if m == "transformer_seed2" else "1"), m
+        assert "/ch/data-bin" in cpu[m] if m == "ch" else "/main/data-bin" in cpu[m]
+    assert "--task translation" in cpu["ch"] and "--task translation" in cpu["cky_lstm"]
+    for fragment in ("--arch transformer_pascal", "--pascal-heads 2", "--pascal-ignore-prob 0.4"):
+        assert fragment in cpu["pascal"]
+    for fragment in ("--dbsa-encoder-layer 2", "--dbsa-decoder-layer 2", "--dependency-lambda-enc 1.0",
+                     "--dependency-lambda-dec 1.0"):
+        assert fragment in cpu["dbsa"]
+    for fragment in ("--sync-layer 3", "--sync-lambda 0.5", "--dependency-lambda-enc 0.5", "--dbsa-encoder-layer 1"):
+        assert fragment in cpu["syncattn"]
+    assert "--dbsa-encoder-layer 1 --dbsa-decoder-layer 1" in cpu["dbsa_sync"]
+    assert "--beam" not in cpu["lstm_luong"] and "--batch-size 128" in cpu["cky_lstm"]
+    # SIZE=base: the presets' Transformer base, the papers' layers for the parse heads and L_sync
+    assert "--encoder-layers" not in base["transformer"] and "--encoder-embed-dim" not in base["dbsa"]
+    assert "--dbsa-encoder-layer 4" in base["dbsa"] and "--sync-layer 5" in base["syncattn"]
+    assert "--arch cky_lstm" in base["cky_lstm"]
+
+
+def test_multi30k_recipe_on_real_slice_with_udpipe(tmp_path):
+    """prepare (the real files' first lines, UDPipe on both sides) -> train 2 updates -> evaluate on test2016
+    and test2017 separately, for the baseline and SyncAttn (parse heads on both sides + sync loss)."""
+    pytest.importorskip("ufal.udpipe")
+    from conftest import require_shared
+    from fairseq_syntax.data.conllu import read_conllu
+
+    raw = require_shared("data", "multi30k", "task1", "raw")
+    for lang in ("en", "de"):
+        require_shared("models", {"en": "en_ewt_udpipe_small.udpipe", "de": "de_udpipe_small.udpipe"}[lang])
+    part = tmp_path / "multi30k"
+    part.mkdir()
+    for name, (_, n) in SLICE.items():
+        for lang in ("en", "de"):
+            with open(os.path.join(raw, f"{name}.{lang}"), encoding="utf-8") as f:
+                lines = [next(f) for _ in range(n)]
+            (part / f"{name}.{lang}").write_text("".join(lines), encoding="utf-8")
+    work = str(tmp_path / "work")
+    prep = recipe(DATASET, "prepare", "transformer", "syncattn", MULTI30K_DIR=str(part), WORK=work)
+    for split, n in (("train", 200), ("valid", 40), ("test", 50)):  # test = test2016 + test2017, one data-bin
+        for lang in ("en", "de"):  # both sides parsed by UDPipe
+            parsed = list(read_conllu(os.path.join(work, "text", f"{split}.{lang}.conllu")))
+            assert len(parsed) == n, (split, lang)
+    assert open(os.path.join(work, "raw", "test.sets")).read().split() == ["test2016", "30", "test2017", "20"]
+    for lang in ("en", "de"):  # the trees of both sides are binarized next to the tokens
+        assert os.path.exists(os.path.join(work, "main", "data-bin", f"test.en-de.{lang}.heads.bin"))
+    assert "parsed 290 de sentences (train valid test)" in prep.stderr  # one parser run per language
+    assert not os.path.exists(os.path.join(work, "ch"))  # only the variants of the asked models
+    for model in ("transformer", "syncattn"):  # the baseline first: SyncAttn is tested against it
+        recipe(DATASET, "train", model, SAMPLE=1, WORK=work)
+        assert os.path.exists(os.path.join(work, "checkpoints", model, "checkpoint_last.pt"))
+        out = recipe(DATASET, "evaluate", model, "--max-len-b", "20", SAMPLE=1, WORK=work).stdout  # 2 updates
+        assert len(re.findall(r"^BLEU \d+\.\d+ +\(nrefs:1\|", out, flags=re.M)) == 2  # one per test set
+        for test_set, (name, n) in (("test2016", ("test_2016_flickr", 30)), ("test2017", ("test_2017_flickr", 20))):
+            d = os.path.join(work, "eval", model, test_set)
+            scores = json.load(open(os.path.join(d, "scores.json")))
+            assert scores["sentences"] == n and "tok:13a" in scores["bleu_signature"]
+            assert ("bootstrap" in scores) == (model != "transformer")
+            assert len(open(os.path.join(d, "hyp.txt"), encoding="utf-8").read().splitlines()) == n
