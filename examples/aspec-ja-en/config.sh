@@ -13,7 +13,8 @@
 #       50 words, Japanese words seen >= 7 times, English >= 10; Adam (0.9, 0.98, 1e-9), 4,000 warm-up
 #       steps, batches of 256 sentences, 30 epochs (the best on validation: BLEU here), k = l = 2, greedy
 #       decoding (Table 2: transformer, rel,
-#       dep, dep_rel). Table 3 ablation (Sec. 5.3), Transformer_dep without absolute positions on the first
+#       dep, dep_rel; rel = Shaw et al. 2018, linear relative positions in the encoder and the decoder;
+#       dep = tree depths in the encoder; dep_rel = both in the encoder + Shaw's decoder). Table 3 ablation (Sec. 5.3), Transformer_dep without absolute positions on the first
 #       100k pairs (<= 50 words), words seen >= 2 times, batches of 100, 50 epochs: dep-kv (b^K and b^V),
 #       dep-k, dep-v, and noabs (neither: no position information); bootstrap against dep-kv
 #   deguchi21-*: SyncAttn (Deguchi et al. 2021): separate BPE 16k, <= 100 words, ratio 1.5, 12k-token

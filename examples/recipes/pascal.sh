@@ -6,6 +6,8 @@
 # Transformer base, inverse square root schedule with 8,000 warm-up steps, label smoothing 0.1, 32k-token
 # batches, beam 4 and length penalty 0.6. Sources parsed (the paper: CoreNLP; here stanza or your CoNLL-U).
 # The paper tunes only the proposed model (Table 2); the baselines share its optimiser settings here.
+# Forms: PASCAL's D^p is the Gaussian of Eq. 6 (--pascal-weights parent-only gives Table 7b's ablation);
+# SISA's encoder parse head is the 2019 DBSA form (Eq. 14: unscaled, Q U2 bias), 'first' parents.
 pascal_systems() {
   local lr=$1 betas=$2 heads=$3 q=$4 scale=$5 merges=$6 lang_filter=${7:-} steps dropout
   if [ "$scale" = small ]; then steps=20000 dropout=0.3; else steps=100000 dropout=0.1; fi

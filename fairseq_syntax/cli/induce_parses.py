@@ -45,6 +45,9 @@ def get_parser():
     p.add_argument("--decode", choices=["mst", "argmax"], default="mst",
                    help="mst (default): the best single-rooted tree under the head's word-level scores "
                    "(Chu-Liu-Edmonds); argmax: each word's most attended head (may not form a tree)")
+    p.add_argument("--decoder-rows", choices=["predicting", "input"], default=None,
+                   help="override the checkpoint's --dbsa-decoder-rows (default: as trained; checkpoints from "
+                   "before that option existed were trained with 'input' rows)")
     p.add_argument("--cpu", action="store_true", help="run on CPU even if a GPU is available")
     return p
 
@@ -102,7 +105,10 @@ def main(argv=None):
 
     args = get_parser().parse_args(argv)
     utils.import_user_module(argparse.Namespace(user_dir=args.user_dir))
-    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([args.path], arg_overrides={"data": args.data})
+    overrides = {"data": args.data}
+    if args.decoder_rows:
+        overrides["dbsa_decoder_rows"] = args.decoder_rows
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([args.path], arg_overrides=overrides)
     model = models[0].eval()
     use_cuda = torch.cuda.is_available() and not args.cpu
     if use_cuda:
