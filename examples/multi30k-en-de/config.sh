@@ -9,8 +9,8 @@
 #   SHARED         the shared folder with models/*.udpipe [$FAIRSEQ_SYNTAX_SHARED or ../shared]
 #   PARSER_en PARSER_MODEL_en PARSER_de PARSER_MODEL_de   [udpipe with the shared models]; e.g.
 #                  PARSER_en=stanza PARSER_de=stanza (STANZA_DIR) swaps in stanza
-#   SIZE           cpu (default): the CPU setting below, for every model on a 2-core machine; base: the
-#                  papers' Transformer base (6+6 layers, d 512, FFN 2048, 8 heads) for GPUs
+#   SIZE           cpu (default): one CPU setting (config.sh) for every model on a 2-core machine; base:
+#                  the papers' Transformer base (6+6 layers, d 512, FFN 2048, 8 heads) for GPUs
 # Models (BASELINE: the transformer; the LSTMs: lstm_luong):
 #   transformer, transformer_seed2 (the same with seed 2: seed noise)
 #   rel, dep, dep_rel (Omote et al. 2019: Shaw k = 2, dependency depths l = 2, both)

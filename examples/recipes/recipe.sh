@@ -23,7 +23,7 @@
 #
 # Variables for users (defaults in brackets; nothing assumes a home folder):
 #   WORK          everything this dataset writes                                  [<repo>/work/NAME]
-#   LOCAL_DATA    a folder with {train,valid,test}.{SRC,TGT} (raw text, one sentence per line) and/or
+#   LOCAL_DATA    a folder with {train,valid,test|TEST_SETS}.{SRC,TGT} (raw text, one sentence per line) and/or
 #                 their CoNLL-U parses {split}.{lang}.conllu (e.g. KyTea + EDA for Japanese): used
 #                 instead of downloading; parses given here are used as they are
 #   SAMPLE=1      offline run on a small synthetic sample with gold parses, in the dataset's language
