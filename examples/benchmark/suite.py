@@ -11,6 +11,10 @@
   timed with CUDA events.
 * Align + binarize throughput of the preprocessing (``align_binarize.py``):
   the in-memory path of ``prepare`` and the two command-line steps.
+* Collation (``collation.py``): ms per batch of reading and collating a
+  batch with each model family's syntax fields, at 4096-token and
+  224-sentence batches, beside fairseq's tokens-only collation and a
+  re-implementation of the authors' DBSA collation.
 
 Without ``--data`` it builds (once) a synthetic data-bin with source and
 target parses under ``--workdir``. Prints one table and writes JSON.
@@ -33,6 +37,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
 import align_binarize  # noqa: E402
+import collation  # noqa: E402
 import speed  # noqa: E402
 
 TRANSFORMERS = ["transformer", "transformer_dbsa", "transformer_dbsa_enc", "transformer_dbsa_dec", "transformer_sisa",
@@ -77,6 +82,8 @@ def main(argv=None):
     p.add_argument("--max-tokens", type=int, default=4096, help="tokens per batch (default 4096)")
     p.add_argument("--align-sentences", type=int, default=20000,
                    help="sentences for the align + binarize throughput (default 20000; 0: skip)")
+    p.add_argument("--collation-repeats", type=int, default=3,
+                   help="passes over the batches for the collation ms per batch, best reported (default 3; 0: skip)")
     p.add_argument("--json", default=None, help="write the results here")
     args = p.parse_args(argv)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -98,6 +105,9 @@ def main(argv=None):
         rows += speed.measure(task, built, train_b, test_b, args.repeats, device)
         del built
     throughput = align_binarize.measure(args.align_sentences) if args.align_sentences else None
+    collation_rows = None
+    if args.collation_repeats:
+        collation_rows = collation.measure(data, "suite data-bin", args.collation_repeats)
     where = machine(device)
     print(f"{where}; size {args.size}; {len(train_b)} training batches of up to {args.max_tokens} tokens, "
           f"{len(test_b)} x {args.repeats} decoding batches (beam 4, 30 steps); ratios to the reference "
@@ -107,11 +117,15 @@ def main(argv=None):
         print(f"align + binarize, {throughput['sentences']} synthetic sentences: in memory (prepare) "
               f"{throughput['in_memory_sent_per_s']} sent/s, align.py + binarize.py {throughput['cli_sent_per_s']} "
               f"sent/s")
+    if collation_rows:
+        print(f"collation, ms per batch (read + collate), best of {args.collation_repeats} passes:")
+        print(collation.format_rows(collation_rows))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": where, "device": str(device), "size": args.size, "data": data,
                        "train_batches": len(train_b), "decode_batches": len(test_b), "repeats": args.repeats,
-                       "max_tokens": args.max_tokens, "rows": rows, "align_binarize": throughput}, f, indent=1)
+                       "max_tokens": args.max_tokens, "rows": rows, "align_binarize": throughput,
+                       "collation": collation_rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -88,3 +88,95 @@ def subword_depths(word: np.ndarray, head: np.ndarray) -> np.ndarray:
         if (cur > 0).any():
             raise ValueError("heads contain a cycle")
     return depth[word - 1]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Whole batches at once (the collater): the same strategies on many sentences concatenated
+# ---------------------------------------------------------------------------------------------------------------
+class CycleError(ValueError):
+    """Heads with no path to a root; ``rows`` are the concatenated sentences (0-based) that have one."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        super().__init__("heads contain a cycle")
+
+
+class ConcatenatedTrees:
+    """Word spans of many sentences concatenated into one array, for batch-wide parents and depths.
+
+    ``word`` / ``head``: the per-subword arrays of every sentence (as in
+    :func:`subword_parents`: 1-based word of each subword, that word's head,
+    0 = root) concatenated; ``lengths``: subwords per sentence (0 allowed).
+    Each sentence must be well formed (word indices run 1..W in order, heads
+    in 0..W; the dataset checks that when it reads a sentence). Positions are
+    global positions in the concatenation; one pass finds every word span
+    across the sentence boundaries, with no loop over sentences.
+    """
+
+    def __init__(self, word: np.ndarray, head: np.ndarray, lengths: np.ndarray):
+        self.word = word = np.asarray(word, dtype=np.int64)
+        self.head = head = np.asarray(head, dtype=np.int64)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        n = len(word)
+        starts = np.zeros(len(lengths), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        self.starts = starts
+        self.row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)  # sentence of each subword
+        is_first = np.empty(n, dtype=bool)
+        if n:
+            is_first[0] = True
+            np.not_equal(word[1:], word[:-1], out=is_first[1:])
+            is_first[starts[lengths > 0]] = True  # a sentence's first subword starts a word even if word[] repeats
+        self.first = first = np.flatnonzero(is_first)  # global position of each (global) word's first subword
+        self.last = last = np.empty_like(first)
+        if len(first):
+            last[:-1] = first[1:] - 1
+            last[-1] = n - 1
+        self.gword = np.cumsum(is_first) - 1  # global word of each subword
+        # global word of each subword's head word (the root word: itself)
+        self.ghead = np.where(head > 0, self.gword + (head - word), self.gword)
+        self._is_last = None
+
+    @property
+    def is_last(self) -> np.ndarray:
+        if self._is_last is None:
+            self._is_last = np.zeros(len(self.word), dtype=bool)
+            self._is_last[self.last] = True
+        return self._is_last
+
+    def parents(self, strategy: str) -> np.ndarray:
+        """Global parent position of every subword (int64; float64 for ``middle``), as :func:`subword_parents`."""
+        if strategy == "chain":
+            parent = np.arange(1, len(self.word) + 1, dtype=np.int64)
+            is_last = self.is_last
+            fin = is_last & (self.head > 0)
+            parent[fin] = self.first[self.ghead[fin]]
+            root_fin = np.flatnonzero(is_last & (self.head == 0))
+            parent[root_fin] = root_fin
+            return parent
+        if strategy == "middle":
+            return ((self.first + self.last) / 2.0)[self.ghead]
+        if strategy == "first":
+            return self.first[self.ghead]
+        raise ValueError(f"unknown parent strategy {strategy!r}; expected one of {STRATEGIES}")
+
+    def depths(self) -> np.ndarray:
+        """Tree depth of every subword (root = 0), int64, by pointer jumping over all words of all sentences.
+
+        About log2(depth) vectorised steps in all; raises :class:`CycleError`
+        naming the sentences whose heads never reach a root.
+        """
+        whead = self.head[self.first]  # 1-based head of each global word, 0 = root
+        is_root = whead == 0
+        anc = self.ghead[self.first]  # global head word (root: itself)
+        dist = (~is_root).astype(np.int64)  # words from each word up to anc
+        for _ in range(max(1, len(anc).bit_length()) + 1):
+            if is_root[anc].all():
+                break
+            dist += dist[anc]
+            anc = anc[anc]
+        else:
+            if not is_root[anc].all():
+                bad = np.flatnonzero(~is_root[anc])
+                raise CycleError(np.unique(self.row[self.first[bad]]))
+        return dist[self.gword]

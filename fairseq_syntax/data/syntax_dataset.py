@@ -22,17 +22,24 @@ Coordinates (DESIGN.md, "Inside fairseq"):
 Fields (per side, as requested by the task): ``parents`` (long; float for
 the ``middle`` strategy), ``depths`` (long), ``labels`` (long, ids of the
 label dictionary), ``words`` (long, 1-based node index of each token).
+
+Cost: ``__getitem__`` only reads and checks each sentence's raw (word,
+head, label) arrays (zero-copy views of the memory-mapped datasets); the
+collater derives every field for the whole batch at once on the
+concatenated sentences (one pass for the word spans, depths by pointer
+jumping) and writes each (B, T) matrix with one fancy-index assignment, so
+its cost barely grows with the batch (``examples/benchmark/collation.py``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Optional
+from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from fairseq.data import BaseWrapperDataset
 
-from fairseq_syntax.data.parent_strategies import STRATEGIES, subword_depths, subword_parents
+from fairseq_syntax.data.parent_strategies import STRATEGIES, ConcatenatedTrees, CycleError
 from fairseq_syntax.errors import SyntaxDataError
 
 SIDE_FIELDS = ("parents", "depths", "labels", "words")
@@ -99,43 +106,95 @@ class SideSyntax:
         self.labels = labels
         self.label_dict = label_dict
         self.name = name
+        self._readers = None
 
     def __len__(self):
         return len(self.words)
 
+    def read(self, index: int, labels: bool):
+        """(word, head, labels or None) of one sentence as 1-D integer numpy arrays, unchecked."""
+        if self._readers is None:
+            self._readers = tuple(_array_reader(d) if d is not None else None
+                                  for d in (self.words, self.heads, self.labels))
+        rw, rh, rl = self._readers
+        return rw(index), rh(index), (rl(index) if labels and rl is not None else None)
 
-def _side_item(side: SideSyntax, index: int, fields, strategy: str, decoder_input: bool) -> Dict[str, np.ndarray]:
-    """Unpadded per-position arrays for one sentence, EOS included; bad data names the sentence."""
+    def __getstate__(self):  # DataLoader workers: the readers hold views of the memory maps
+        state = dict(self.__dict__)
+        state["_readers"] = None
+        return state
+
+
+def _array_reader(dataset):
+    """index -> 1-D integer numpy array of ``dataset[index]``.
+
+    For fairseq's ``MMapIndexedDataset`` a zero-copy view of the memory map
+    (its ``__getitem__`` goes through two lru_caches and copies every item
+    into a new int64 tensor: most of the cost of reading a sentence);
+    anything else (``ConcatDataset`` of shards, ``ListDataset``, tensors in
+    memory) through ``dataset[index]``, read anew every time.
+    """
     try:
-        return _side_arrays(side, index, fields, strategy, decoder_input)
-    except (IndexError, ValueError) as e:
+        from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+        if type(dataset) is MMapIndexedDataset:
+            index = dataset._index
+            pointers, sizes = index._pointers, index._sizes  # byte offsets and lengths of the items
+            flat = np.frombuffer(dataset._bin_buffer, dtype=index.dtype)  # the whole .bin, not copied
+            itemsize = flat.itemsize
+            if len(pointers) == len(sizes) == len(dataset):
+
+                def read(i):
+                    start = pointers[i] // itemsize
+                    return flat[start : start + sizes[i]]
+
+                if len(dataset):
+                    read(0)
+                return read
+    except Exception:  # another fairseq version: its public __getitem__ below
+        pass
+
+    def read_item(i):
+        x = dataset[i]
+        return x.numpy() if torch.is_tensor(x) else np.asarray(x)
+
+    return read_item
+
+
+#: one sentence of one side as read from the syntax datasets: (word, head, labels or None), integer arrays
+RawSide = Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]
+
+
+def _read_side(side: SideSyntax, index: int, labels: bool) -> RawSide:
+    """The raw (word, head, labels) arrays of one sentence, checked; bad data names the sentence.
+
+    Nothing is derived here: the collater computes parents, depths and
+    labels for the whole batch at once. The check runs on Python lists with
+    C builtins: per-call overhead, not arithmetic, is what costs on arrays of
+    ~30 numbers.
+    """
+    try:
+        word, head, lab = side.read(index, labels)
+        w, h = word.tolist(), head.tolist()
+    except (IndexError, ValueError, TypeError) as e:
         raise SyntaxDataError(f"{side.name}, sentence {index}", f"malformed syntax data: {e}") from e
-
-
-def _side_arrays(side: SideSyntax, index: int, fields, strategy: str, decoder_input: bool) -> Dict[str, np.ndarray]:
-    word = side.words[index].numpy().astype(np.int64)
-    head = side.heads[index].numpy().astype(np.int64)
-    n = len(word)
-    if n and (word[0] != 1 or (np.diff(word) < 0).any() or (np.diff(word) > 1).any() or head.min() < 0
-              or head.max() > word[-1]):
-        raise ValueError(f"word indices must run 1..W in order and heads lie in 0..W (words {word.tolist()}, "
-                         f"heads {head.tolist()})")
-    out = {}
-    shift = 1 if decoder_input else 0  # decoder input: position j holds y_j
-    eos_pos = 0 if decoder_input else n
-    if "parents" in fields:
-        par = subword_parents(word, head, strategy) + shift
-        out["parents"] = np.insert(par, eos_pos, eos_pos).astype(par.dtype)
-    if "depths" in fields:
-        out["depths"] = np.insert(subword_depths(word, head), eos_pos, 0)
-    if "words" in fields:
-        out["words"] = np.insert(word, eos_pos, 0)
-    if "labels" in fields:
-        if side.labels is None:
+    n = len(w)
+    if len(h) != n:
+        raise SyntaxDataError(f"{side.name}, sentence {index}",
+                              f"malformed syntax data: {len(h)} heads for {n} subwords")
+    # words run 1..W in order: start at 1, never decrease, and W distinct values up to W (so no gaps)
+    if n and not (w[0] == 1 and w == sorted(w) and len(set(w)) == w[-1] and min(h) >= 0 and max(h) <= w[-1]):
+        raise SyntaxDataError(
+            f"{side.name}, sentence {index}",
+            f"malformed syntax data: word indices must run 1..W in order and heads lie in 0..W (words {w}, heads {h})",
+        )
+    if labels:
+        if lab is None:
             raise SyntaxDataError(side.name, "labels were requested but no labels dataset was loaded")
-        lab = side.labels[index].numpy().astype(np.int64)
-        out["labels"] = np.insert(lab, eos_pos, side.label_dict.eos())
-    return out
+        if len(lab) != n:
+            raise SyntaxDataError(f"{side.name}, sentence {index}",
+                                  f"malformed syntax data: {len(lab)} labels for {n} subwords")
+    return word, head, lab
 
 
 class SyntaxLanguagePairDataset(BaseWrapperDataset):
@@ -192,56 +251,52 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
     def __getitem__(self, index):
         item = self.dataset[index]
         syntax = {}
-        decoder_input = self.request.target_coordinates == "decoder_input"
-        for side, prefix, decoder_input in (("source", "src_", False), ("target", "tgt_", decoder_input)):
-            fields = self.request.needs(side)
+        req = self.request
+        for side, fields, syn in (("source", req.source, self.src_syntax), ("target", req.target, self.tgt_syntax)):
             if not fields:
                 continue
-            syn = self._side(side)
-            if syn is None:  # supervision-only fields, split without syntax data
+            if syn is None:  # supervision-only fields, split without syntax data (model inputs: an error)
+                self._side(side)
                 continue
-            arrays = _side_item(syn, index, fields, self.request.strategy_of(side), decoder_input)
-            tokens = item["source" if side == "source" else "target"]
-            if tokens is not None and len(tokens) != len(next(iter(arrays.values()))):
+            raw = _read_side(syn, index, "labels" in fields)
+            tokens = item[side]
+            if tokens is not None and tokens.shape[0] != len(raw[0]) + 1:
                 raise SyntaxDataError(
                     f"{syn.name}, sentence {index}",
-                    f"{len(tokens)} tokens (with EOS) but {len(next(iter(arrays.values())))} syntax positions",
+                    f"{len(tokens)} tokens (with EOS) but {len(raw[0]) + 1} syntax positions",
                 )
-            for k, v in arrays.items():
-                syntax[prefix + k] = v
+            syntax[side] = raw
         if syntax:
             item["syntax"] = syntax
         return item
 
     def collater(self, samples, **kwargs):
+        """fairseq's batch plus the syntax fields, computed for the whole batch at once (:func:`_collate_side`)."""
         batch = self.dataset.collater(samples, **kwargs)
         if not batch or "syntax" not in samples[0]:
             return batch
         by_id = {s["id"]: s["syntax"] for s in samples}
         order = batch["id"].tolist()
         ds = self.dataset
+        req = self.request
         out = {}
-        if self.request.source and self.src_syntax is not None:
-            width = batch["net_input"]["src_tokens"].size(1)
+        if req.source and self.src_syntax is not None:
+            src = batch["net_input"]["src_tokens"]
             out.update(
-                _collate_side(
-                    [by_id[i] for i in order], "src_", width, ds.left_pad_source, self.request.source,
-                    _label_pad(self.src_syntax),
-                )
+                _collate_side([by_id[i]["source"] for i in order], order, self.src_syntax, "src_", req.source,
+                              req.strategy_of("source"), src.size(1), ds.left_pad_source, decoder_input=False)
             )
-            out["src_supervised"] = _supervised(batch["net_input"]["src_tokens"], ds.src_dict, decoder_input=False)
-        if self.request.target and self.tgt_syntax is not None and batch.get("target") is not None:
-            width = batch["target"].size(1)
+            out["src_supervised"] = _supervised(src, ds.src_dict, decoder_input=False)
+        if req.target and self.tgt_syntax is not None and batch.get("target") is not None:
+            decoder_input = req.target_coordinates == "decoder_input"
             out.update(
-                _collate_side(
-                    [by_id[i] for i in order], "tgt_", width, ds.left_pad_target, self.request.target,
-                    _label_pad(self.tgt_syntax),
-                )
+                _collate_side([by_id[i]["target"] for i in order], order, self.tgt_syntax, "tgt_", req.target,
+                              req.strategy_of("target"), batch["target"].size(1), ds.left_pad_target,
+                              decoder_input=decoder_input)
             )
-            out["tgt_supervised"] = _supervised(batch["target"], ds.tgt_dict,
-                                                decoder_input=self.request.target_coordinates == "decoder_input")
+            out["tgt_supervised"] = _supervised(batch["target"], ds.tgt_dict, decoder_input=decoder_input)
         batch["syntax"] = out
-        for name in self.request.inputs:
+        for name in req.inputs:
             if name in out:
                 batch["net_input"][name] = out[name]
         return batch
@@ -253,36 +308,80 @@ def collate_rows(side: SideSyntax, fields, strategy: str, width: int, left_pad: 
     For batches that were collated without syntax (fairseq-interactive): the
     same coordinates as :meth:`SyntaxLanguagePairDataset.collater`.
     """
-    rows = []
-    for i in range(len(side)):
-        arrays = _side_item(side, i, fields, strategy, decoder_input=False)
-        rows.append({prefix + k: v for k, v in arrays.items()})
-    return _collate_side(rows, prefix, width, left_pad, fields, _label_pad(side))
+    rows = [_read_side(side, i, "labels" in fields) for i in range(len(side))]
+    return _collate_side(rows, range(len(side)), side, prefix, fields, strategy, width, left_pad, decoder_input=False)
 
 
 def _label_pad(side: Optional[SideSyntax]) -> int:
     return side.label_dict.pad() if side is not None and side.label_dict is not None else 1
 
 
-def _collate_side(rows, prefix, width, left_pad, fields, label_pad):
-    """Pad per-sentence arrays to ``width`` and shift indices by the pad offset."""
-    out = {}
+def _concat(arrays: List[np.ndarray]) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+
+
+def _collate_side(rows: List[RawSide], ids: Sequence[int], side: SideSyntax, prefix: str, fields, strategy: str,
+                  width: int, left_pad: bool, decoder_input: bool):
+    """The (B, width) matrices of one side's fields for a whole batch, in model coordinates.
+
+    ``rows``: each row's raw sentence (from :func:`_read_side`), in batch row
+    order; ``ids``: their dataset indices (named in errors). The sentences
+    are concatenated; parents and depths are computed for all of them at
+    once (:class:`~fairseq_syntax.data.parent_strategies.ConcatenatedTrees`);
+    each field is written into its padded matrix with one fancy-index
+    assignment. A row of n subwords has n + 1 positions (EOS included) from
+    column ``off`` on (``width - n - 1`` when left-padded, else 0): subword i
+    at ``off + i`` and EOS at ``off + n``, or in decoder-input coordinates
+    EOS at ``off`` and subword i at ``off + 1 + i``. Parents are columns of
+    the same row; EOS is its own parent; padding holds -1 (parents), the
+    label dictionary's pad (labels) or 0.
+    """
     bsz = len(rows)
-    pad_value = {"parents": -1, "depths": 0, "labels": label_pad, "words": 0}
+    lengths = np.fromiter((len(r[0]) for r in rows), dtype=np.int64, count=bsz)
+    total = int(lengths.sum())
+    off = width - 1 - lengths if left_pad else np.zeros(bsz, dtype=np.int64)
+    first_col = off + 1 if decoder_input else off  # column of each row's subword 0
+    eos_col = off if decoder_input else off + lengths
+    words = _concat([r[0] for r in rows])
+    trees = None
+    if "parents" in fields or "depths" in fields:
+        trees = ConcatenatedTrees(words, _concat([r[1] for r in rows]), lengths)
+        starts, row = trees.starts, trees.row
+    else:
+        starts = np.zeros(bsz, dtype=np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        row = np.repeat(np.arange(bsz, dtype=np.int64), lengths)
+    col_shift = (first_col - starts)[row]  # concatenated position -> column in its row
+    flat = np.arange(total, dtype=np.int64) + col_shift + row * width  # concatenated position -> index in B * width
+    eos_flat = np.arange(bsz, dtype=np.int64) * width + eos_col
+    out = {}
     for f in fields:
-        key = prefix + f
-        arrs = [r[key] for r in rows]
-        is_float = arrs[0].dtype.kind == "f"
-        pad = pad_value[f]
-        buf = np.full((bsz, width), pad, dtype=np.float32 if is_float else np.int64)
-        for b, a in enumerate(arrs):
-            n = len(a)
-            off = width - n if left_pad else 0
-            if f == "parents":
-                buf[b, off : off + n] = a + off
-            else:
-                buf[b, off : off + n] = a
-        out[key] = torch.from_numpy(buf)
+        if f == "parents":
+            val = trees.parents(strategy) + col_shift
+            buf = np.full((bsz, width), -1, dtype=np.float32 if val.dtype.kind == "f" else np.int64)
+            eos_val = eos_col
+        elif f == "depths":
+            try:
+                val = trees.depths()
+            except CycleError as e:
+                raise SyntaxDataError(f"{side.name}, sentence {ids[int(e.rows[0])]}",
+                                      f"malformed syntax data: {e}") from e
+            buf = np.zeros((bsz, width), dtype=np.int64)
+            eos_val = 0
+        elif f == "words":
+            val = words
+            buf = np.zeros((bsz, width), dtype=np.int64)
+            eos_val = 0
+        elif f == "labels":
+            val = _concat([r[2] for r in rows])
+            buf = np.full((bsz, width), _label_pad(side), dtype=np.int64)
+            eos_val = side.label_dict.eos()
+        else:  # SyntaxRequest rejects unknown fields
+            raise ValueError(f"unknown syntax field {f!r}")
+        flat_buf = buf.reshape(-1)
+        flat_buf[flat] = val
+        flat_buf[eos_flat] = eos_val
+        out[prefix + f] = torch.from_numpy(buf)
     return out
 
 
