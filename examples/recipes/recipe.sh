@@ -304,7 +304,7 @@ recipe_evaluate() {
   while read -r set lines; do  # TEST_SETS: the joined test split, scored set by set
     d="$out/$set"; mkdir -p "$d"
     for f in hyp.tok:"$out/hyp.tok" src.tok:"$src_tok" ref.tok:"$ref_tok"; do
-      tail -n "+$first" "${f#*:}" | head -n "$lines" > "$d/${f%%:*}"
+      sed -n "$first,$((first + lines - 1))p" "${f#*:}" > "$d/${f%%:*}"
     done
     log "$set (test lines $first-$((first + lines - 1)))"
     score_test_set "$d" "$d/hyp.tok" "$d/src.tok" "$d/ref.tok" "$RAW/$set.$TGT" "${base_dir:+$base_dir/$set}"
