@@ -14,7 +14,8 @@ import os
 
 from setuptools import find_packages, setup
 
-install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sacrebleu>=2", "tqdm", "matplotlib", "nltk", "sacremoses", "langid", "langdetect"]
+install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sacrebleu>=2", "tqdm", "matplotlib", "nltk", "sacremoses", "langid",
+                    "langdetect", "tensorboardX"]
 if not os.environ.get("FAIRSEQ_SYNTAX_KEEP_FAIRSEQ"):
     install_requires.append("fairseq-fixed==0.12.3.1")
 

@@ -77,6 +77,7 @@ def test_help_of_every_tool():
     for name in ("parse", "align", "binarize", "prepare", "synth", "multitask"):
         p = run(preprocess(name) + ["--help"])
         assert "usage:" in p.stdout
+        assert "tensorboardX" not in p.stdout + p.stderr  # installed: fairseq's install hint is gone
     # fairseq prints --help before task options exist; our options command lists them
     p = run([sys.executable, "-m", "fairseq_syntax.cli.options"])
     assert "--parent-strategy {auto,chain,middle,first}" in p.stdout and "--source-syntax" in p.stdout

@@ -1,0 +1,69 @@
+"""The README is a front door (short, links into docs/), and every link in README and docs/ resolves."""
+import os
+import re
+
+from helpers import ROOT
+
+DOCS = os.path.join(ROOT, "docs")
+PAGES = [os.path.join(ROOT, "README.md")] + sorted(
+    os.path.join(DOCS, f) for f in os.listdir(DOCS) if f.endswith(".md"))
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+# the sections of the one-page README this documentation replaced: each is a heading of some page
+OLD_SECTIONS = [
+    "Installation", "Data pipeline", "`prepare`: corpus to data-bin in one command", "`parse`",
+    "Aligned syntax files", "Subword parent strategies (`--parent-strategy`)", "The `syntax_translation` task",
+    "Models", "`syntax_transformer`: one model, mechanisms as switches",
+    "DBSA: dependency-based self-attention (Deguchi et al. 2019)",
+    "Relative positions: Shaw et al. 2018 and dependency depths (Omote et al. 2019)",
+    "SyncAttn: synchronous syntactic attention (Deguchi et al. 2021)",
+    "PASCAL: parent-scaled self-attention (Bugliarello & Okazaki 2020)",
+    "S&H label embeddings and the C&H multi-task baseline", "CKY-based convolutional attention (Watanabe et al. 2017)",
+    "Parses at inference time (`fairseq-interactive`)", "Fidelity (synthetic corpus)", "Speed and memory",
+    "Distributed training", "Recipes: one folder per dataset", "Evaluation", "The synthetic corpus",
+    "Preprocessing throughput", "Tests", "Layout",
+]
+
+
+def headings(path):
+    out, fence = [], False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and line.startswith("#"):
+            out.append(line.lstrip("#").strip())
+    return out
+
+
+def anchor(title):
+    """GitHub's anchor of a heading."""
+    a = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+    return a
+
+
+def test_readme_is_short_and_links_every_docs_page():
+    readme = open(PAGES[0], encoding="utf-8").read()
+    assert len(readme.splitlines()) <= 250
+    linked = {os.path.normpath(os.path.join(ROOT, t)) for t in LINK.findall(readme)}
+    for page in PAGES[1:]:
+        assert page in linked, f"README does not link {os.path.relpath(page, ROOT)}"
+    assert "PLACEHOLDER" not in readme
+
+
+def test_every_link_resolves():
+    for page in PAGES:
+        text = open(page, encoding="utf-8").read()
+        for target in LINK.findall(text):
+            if re.match(r"^[a-z]+://", target):
+                continue
+            path, _, frag = target.partition("#")
+            full = os.path.normpath(os.path.join(os.path.dirname(page), path)) if path else page
+            assert os.path.exists(full), f"{os.path.relpath(page, ROOT)}: broken link {target}"
+            if frag and full.endswith(".md"):
+                assert frag in {anchor(h) for h in headings(full)}, f"{os.path.relpath(page, ROOT)}: no #{frag}"
+
+
+def test_every_old_readme_section_has_a_page():
+    found = {h for page in PAGES[1:] for h in headings(page)}
+    missing = [s for s in OLD_SECTIONS if s not in found]
+    assert not missing, missing
