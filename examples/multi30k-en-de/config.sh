@@ -70,7 +70,8 @@ dbsa_layer=$(( (4 * layers + 3) / 6 )); sync_layer=$(( (5 * layers + 3) / 6 ))
 common="$size --share-all-embeddings --optimizer adam --adam-betas '(0.9, 0.98)' --lr-scheduler inverse_sqrt
   $budget --dropout 0.3 --label-smoothing 0.1 --seed 1 --keep-last-epochs 5"
 ls="--criterion label_smoothed_cross_entropy"
-dep="--criterion label_smoothed_cross_entropy_with_dependency"
+# parse losses normalised as in the authors' DBSA code (sum over all gold arcs of the side)
+dep="--criterion label_smoothed_cross_entropy_with_dependency --dependency-normalization arcs"
 
 for m in transformer transformer_seed2 rel dep dep_rel dbsa_enc dbsa_dec dbsa pascal sisa sh dbsa_sync syncattn; do
   DATA[$m]=main; BATCH[$m]=tokens:$tokens
@@ -82,7 +83,8 @@ TRAIN[transformer_seed2]="--arch transformer $ls $common --seed 2"
 TRAIN[rel]="--arch transformer_rel $ls $common"
 TRAIN[dep]="--arch transformer_dep $ls $common"
 TRAIN[dep_rel]="--arch transformer_dep_rel $ls $common"
-# Deguchi et al. (2019) Sec. 3.2 / 4: lambda_enc = lambda_dec = 1.0, parse heads in layer 4 of 6
+# Deguchi et al. (2019) Sec. 3.2 / 4: lambda_enc = lambda_dec = 1.0, parse heads in layer 4 of 6, the 2019
+# form of the parse head (Eq. 14: unscaled, Q U2 bias), decoder rows as in the authors' code (predicting)
 TRAIN[dbsa_enc]="--arch transformer_dbsa_enc --dbsa-encoder-layer $dbsa_layer $dep --dependency-lambda-enc 1.0 $common"
 TRAIN[dbsa_dec]="--arch transformer_dbsa_dec --dbsa-decoder-layer $dbsa_layer $dep --dependency-lambda-dec 1.0
   $common"
@@ -96,12 +98,13 @@ TRAIN[sisa]="--arch transformer_sisa --dbsa-encoder-layer $dbsa_layer $dep --dep
 TRAIN[sh]="--arch transformer_sh --label-embed-dim 10 $ls $common"
 TRAIN[ch]="--arch transformer $ls $common"
 # Deguchi et al. (2021) Sec. 5.1: parse heads in layer l_dep = 1 of both sides, lambda_dep 0.5; SyncAttn adds
-# L_sync on decoder layer l_sync with lambda_sync 0.5 (their WMT14 En-De value)
+# L_sync on decoder layer l_sync with lambda_sync 0.5 (their WMT14 En-De value); both in the 2021 form of the
+# dependency attention, softmax(Q U K^T / sqrt(d_k)) without a bias (Eq. 4)
 TRAIN[dbsa_sync]="--arch transformer_dbsa --dbsa-encoder-layer 1 --dbsa-decoder-layer 1 $dep
-  --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5 $common"
+  --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5 --dbsa-bias none --dbsa-scaled $common"
 TRAIN[syncattn]="--arch transformer_syncattn --dbsa-encoder-layer 1 --dbsa-decoder-layer 1 --sync-layer $sync_layer
   --criterion label_smoothed_cross_entropy_with_sync --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5
-  --sync-lambda 0.5 $common"
+  --dependency-normalization arcs --dbsa-bias none --dbsa-scaled --sync-lambda 0.5 $common"
 BASELINE[transformer_seed2]=transformer  # bootstrap against seed 1: what seed noise alone gives
 
 # Watanabe et al. (2017), as in examples/aspec-en-ja: d 256 (the paper's size at both settings), 2 layers,
