@@ -337,6 +337,14 @@ def _take_parse_output(layers, index: int):
     return layer.take_parse_output() if layer is not None else None
 
 
+def _forward_taking_parse(layers, index: int, forward):
+    """Run ``forward()`` and return (its result, [parse log-probabilities of layer ``index``] or [])."""
+    _take_parse_output(layers, index)  # nothing left over from an interrupted forward
+    out = forward()
+    parse = _take_parse_output(layers, index)
+    return out, [parse] if parse is not None else []
+
+
 def _wrap(layer, cfg):
     """fairseq's activation checkpointing and FSDP wrapping of a layer (as its build_*_layer does)."""
     if cfg.checkpoint_activations:
@@ -444,12 +452,13 @@ class SyntaxTransformerEncoder(TransformerEncoder):
             token_embeddings = torch.cat(
                 [token_embeddings[..., : -self.label_embed_dim], self.label_embedding(src_labels)], dim=-1
             )
-        if self.dbsa_layer:
-            _take_parse_output(self.layers, self.dbsa_layer)  # nothing left over from an interrupted forward
-        out = super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
-        if self.dbsa_layer:
-            parse = _take_parse_output(self.layers, self.dbsa_layer)
-            out["encoder_parse_logprobs"] = [parse] if parse is not None else []
+        def forward():
+            return super(SyntaxTransformerEncoder, self).forward(src_tokens, src_lengths, return_all_hiddens,
+                                                                 token_embeddings)
+
+        if not self.dbsa_layer:
+            return forward()
+        out, out["encoder_parse_logprobs"] = _forward_taking_parse(self.layers, self.dbsa_layer, forward)
         return out
 
 
@@ -486,13 +495,14 @@ class SyntaxTransformerDecoder(TransformerDecoder):
 
     def extract_features(self, prev_output_tokens, encoder_out=None, incremental_state=None, full_context_alignment=False,
                          alignment_layer=None, alignment_heads=None):
-        if self.dbsa_layer:
-            _take_parse_output(self.layers, self.dbsa_layer)  # nothing left over from an interrupted forward
-        x, extra = super().extract_features(prev_output_tokens, encoder_out, incremental_state,
-                                            full_context_alignment, alignment_layer, alignment_heads)
-        if self.dbsa_layer:
-            parse = _take_parse_output(self.layers, self.dbsa_layer)
-            extra["parse_logprobs"] = [parse] if parse is not None else []
+        def forward():
+            return super(SyntaxTransformerDecoder, self).extract_features(
+                prev_output_tokens, encoder_out, incremental_state, full_context_alignment, alignment_layer,
+                alignment_heads)
+
+        if not self.dbsa_layer:
+            return forward()
+        (x, extra), extra["parse_logprobs"] = _forward_taking_parse(self.layers, self.dbsa_layer, forward)
         return x, extra
 
 
