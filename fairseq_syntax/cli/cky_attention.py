@@ -108,21 +108,17 @@ def plot(grid, src_labels, tgt_labels, output, columns):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    from fairseq import checkpoint_utils
+    from fairseq_syntax.cli.checkpoint import check_index, load_checkpoint, load_split
 
-    device = torch.device("cuda" if torch.cuda.is_available() and not args.cpu else "cpu")
-    models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task([args.path], arg_overrides={"data": args.data})
-    model = models[0].to(device)
+    model, _cfg, task, device = load_checkpoint(args.path, args.data, cpu=args.cpu)
     if getattr(model.encoder, "cky", None) is None:
         sys.exit(f"{args.path}: not a CKY attention model (train with --arch cky_lstm)")
     src_dict, tgt_dict = task.source_dictionary, task.target_dictionary
     if args.source is not None:
         src = src_dict.encode_line(args.source, add_if_not_exist=False, append_eos=True).long()
     else:
-        task.load_dataset(args.split)
-        dataset = task.dataset(args.split)
-        if not 0 <= args.index < len(dataset):
-            sys.exit(f"--index {args.index}: split {args.split!r} has {len(dataset)} sentences")
+        dataset = load_split(task, args.split)
+        check_index(dataset, args.index, args.split)
         src = dataset[args.index]["source"]
     src = src.to(device)
     if args.target is not None:

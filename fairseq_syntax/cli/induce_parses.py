@@ -60,6 +60,11 @@ def words_from_subwords(subwords, word_idx):
     return ["".join(forms[w]) for w in sorted(forms)]
 
 
+def bpe_word_index(subwords):
+    """1-based word of each subword from the subword-nmt markers (``@@`` continues a word)."""
+    return np.cumsum([0] + [not s.endswith("@@") for s in subwords[:-1]]) + 1
+
+
 def word_heads(pred_pos, word_idx, strategy, offset):
     """Word-level heads (1-based, 0 = root) from per-subword predicted positions.
 
@@ -98,21 +103,64 @@ def word_scores(logp, word_idx, strategy, offset):
     return s
 
 
-def main(argv=None):
-    from fairseq import checkpoint_utils, utils
+def induce_heads(logp, word_idx, strategy, offset, decode="mst"):
+    """Word-level heads (1-based, 0 = root) of one sentence from its parse head's log-attention ``logp``.
 
-    from fairseq_syntax.data.tree import max_spanning_tree, unlabeled_attachment
+    ``logp`` (positions x positions, model coordinates of this sentence's
+    row), ``word_idx`` the 1-based word of each subword, ``offset`` the model
+    position of subword 0; ``decode``: ``mst`` or ``argmax`` (see --decode).
+    """
+    from fairseq_syntax.data.tree import max_spanning_tree
+
+    if decode == "mst":
+        scores = logp.float().clamp_min(math.log(1e-30)).cpu().numpy()
+        return max_spanning_tree(word_scores(scores, word_idx, strategy, offset))
+    n = len(word_idx)
+    pred_pos = logp.argmax(-1)[offset : offset + n].cpu().numpy()
+    return word_heads(pred_pos, word_idx, strategy, offset)
+
+
+def parse_rows(extra, batch, b, side, dictionary, target_coordinates="target", left_pad_target=False):
+    """(log-attention, offset, subword token ids) of batch row ``b``'s parse head on ``side`` (src or tgt).
+
+    ``offset`` is the model position of the sentence's first subword: the
+    left padding on the source; on the target 0 for ``predicting`` decoder
+    rows (``target_coordinates`` "target": position j is target token j) and
+    1 for ``input`` rows (position j holds y_j = target token j - 1).
+    """
+    if side == "src":
+        logp = extra["encoder_parse_logprobs"][0][b]
+        toks = batch["net_input"]["src_tokens"][b]
+        real = toks.ne(dictionary.pad()).nonzero().flatten()
+        offset = int(real[0])  # left padding
+        n = len(real) - 1  # without EOS
+        return logp, offset, toks[offset : offset + n]
+    if left_pad_target:
+        raise SystemExit("error: --left-pad-target is not supported here")
+    logp = extra["parse_logprobs"][0][b]
+    tgt = batch["target"][b]
+    n = int(tgt.ne(dictionary.pad()).sum()) - 1
+    offset = 0 if target_coordinates == "target" else 1
+    return logp, offset, tgt[:n]
+
+
+def gold_word_heads(syn, sid):
+    """(word index of each subword, gold word heads) of sentence ``sid`` of a side's syntax data."""
+    word_idx = syn.words[sid].numpy()
+    gold_first = word_spans(word_idx)[0]
+    return word_idx, syn.heads[sid].numpy()[gold_first].tolist()
+
+
+def main(argv=None):
+    from fairseq import utils
+
+    from fairseq_syntax.cli.checkpoint import load_checkpoint, load_split
+    from fairseq_syntax.data.tree import unlabeled_attachment
 
     args = get_parser().parse_args(argv)
-    utils.import_user_module(argparse.Namespace(user_dir=args.user_dir))
-    overrides = {"data": args.data}
-    if args.decoder_rows:
-        overrides["dbsa_decoder_rows"] = args.decoder_rows
-    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([args.path], arg_overrides=overrides)
-    model = models[0].eval()
-    use_cuda = torch.cuda.is_available() and not args.cpu
-    if use_cuda:
-        model.cuda()
+    overrides = {"dbsa_decoder_rows": args.decoder_rows} if args.decoder_rows else {}
+    model, cfg, task, device = load_checkpoint(args.path, args.data, overrides, cpu=args.cpu, user_dir=args.user_dir)
+    use_cuda = device.type == "cuda"
     needs = model.syntax_needs() if hasattr(model, "syntax_needs") else {}
     strategy = needs.get("strategy", "chain")
     has_enc = bool(getattr(model.encoder, "dbsa_layer", 0))
@@ -120,8 +168,7 @@ def main(argv=None):
     if not (has_enc or has_dec):
         print("error: the model has no parse head", file=sys.stderr)
         sys.exit(1)
-    task.load_dataset(args.split, task_cfg=cfg.task)
-    ds = task.dataset(args.split)
+    ds = load_split(task, args.split, cfg.task)
     itr = task.get_batch_iterator(ds, max_tokens=args.max_tokens, max_positions=utils.resolve_max_positions(
         task.max_positions(), model.max_positions())).next_epoch_itr(shuffle=False)
     sides = {"src": ([], [], [], task.source_dictionary, ds.src_syntax, has_enc),
@@ -130,42 +177,22 @@ def main(argv=None):
         for batch in itr:
             batch = utils.move_to_cuda(batch) if use_cuda else batch
             _, extra = model(**batch["net_input"])
-            src = batch["net_input"]["src_tokens"]
             for b, sid in enumerate(batch["id"].tolist()):
                 for side, (ids, preds, golds, dictionary, syn, on) in sides.items():
                     if not on:
                         continue
-                    if side == "src":
-                        logp = extra["encoder_parse_logprobs"][0][b]
-                        toks = src[b]
-                        real = toks.ne(dictionary.pad()).nonzero().flatten()
-                        offset = int(real[0])  # left padding
-                        n = len(real) - 1  # without EOS
-                        token_ids = toks[offset : offset + n]
-                    else:
-                        logp = extra["parse_logprobs"][0][b]
-                        tgt = batch["target"][b]
-                        n = int(tgt.ne(dictionary.pad()).sum()) - 1
-                        # predicting rows: position j is target token j; input rows: position j holds y_j = token j - 1
-                        offset = 0 if needs.get("target_coordinates", "target") == "target" else 1
-                        token_ids = tgt[:n]
-                        if task.cfg.left_pad_target:
-                            raise SystemExit("error: --left-pad-target is not supported here")
+                    logp, offset, token_ids = parse_rows(extra, batch, b, side, dictionary,
+                                                         needs.get("target_coordinates", "target"),
+                                                         task.cfg.left_pad_target)
                     subwords = [dictionary[int(t)] for t in token_ids]
                     if syn is not None:
-                        word_idx = syn.words[sid].numpy()
-                        gold_first = word_spans(word_idx)[0]
-                        golds.append(syn.heads[sid].numpy()[gold_first].tolist())
+                        word_idx, gold = gold_word_heads(syn, sid)
+                        golds.append(gold)
                     else:  # no gold: word boundaries from the BPE markers
-                        word_idx = np.cumsum([0] + [not s.endswith("@@") for s in subwords[:-1]]) + 1
+                        word_idx = bpe_word_index(subwords)
                     ids.append(sid)
                     forms = words_from_subwords(subwords, word_idx)
-                    if args.decode == "mst":
-                        scores = logp.float().clamp_min(math.log(1e-30)).cpu().numpy()
-                        heads = max_spanning_tree(word_scores(scores, word_idx, strategy, offset))
-                    else:
-                        pred_pos = logp.argmax(-1)[offset : offset + n].cpu().numpy()
-                        heads = word_heads(pred_pos, word_idx, strategy, offset)
+                    heads = induce_heads(logp, word_idx, strategy, offset, args.decode)
                     preds.append(Sentence(forms, heads, ["_"] * len(forms)))
     report = {}
     for side, (ids, preds, golds, _, _, on) in sides.items():
