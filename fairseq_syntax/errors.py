@@ -17,3 +17,6 @@ class SyntaxDataError(ValueError):
         self.where = where
         self.what = what
         super().__init__(f"{where}: {what}")
+
+    def __reduce__(self):  # picklable, so that an error in a worker process reaches the parent intact
+        return (type(self), (self.where, self.what))

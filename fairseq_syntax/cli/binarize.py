@@ -53,6 +53,45 @@ def binarize_corpus(corpus, destdir, split, src, tgt, lang, label_dict_path=None
     return label_dict
 
 
+def align_and_binarize(conllu, bpe, destdir, split, src, tgt, lang, units="auto", text_prefix=None,
+                       progress=True, label_dict_path=None):
+    """Align a CoNLL-U file to its BPE'd text and binarize the result next to the tokens, streaming (memory
+    does not grow with the corpus); same files as align_corpus + binarize_corpus. Returns the label
+    dictionary used."""
+    from fairseq.data import Dictionary
+
+    from fairseq_syntax.data import syntax_io
+    from fairseq_syntax.data.subword_align import iter_aligned
+
+    os.makedirs(destdir, exist_ok=True)
+    label_dict_path = label_dict_path or syntax_io.label_dict_path(destdir, lang)
+    label_dict = Dictionary.load(label_dict_path) if os.path.exists(label_dict_path) else None
+    prefix = syntax_io.syntax_prefix(destdir, split, src, tgt, lang)
+    writer = syntax_io.StreamingSyntaxWriter(prefix, text_prefix)
+    try:
+        for aligned in iter_aligned(conllu, bpe, units, progress=progress):
+            writer.add(*aligned)
+    except BaseException:
+        writer.close()
+        raise
+
+    def check(sizes):
+        tokens_idx = prefix + ".idx"
+        if os.path.exists(tokens_idx):
+            from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+            index = MMapIndexedDataset.Index(tokens_idx)
+            token_sizes = index.sizes.copy()
+            del index
+            syntax_io.check_sizes(token_sizes, sizes, f"split '{split}', side {lang} ({prefix})")
+
+    new = label_dict is None
+    label_dict = writer.finish(label_dict, check)
+    if new:
+        label_dict.save(label_dict_path)
+    return label_dict
+
+
 def main(argv=None):
     from fairseq_syntax.data.syntax_io import AlignedCorpus
 

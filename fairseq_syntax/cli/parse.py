@@ -1,7 +1,10 @@
 """Parse text into CoNLL-U with stanza (default), spaCy/GiNZA or UDPipe 1."""
 import argparse
+import logging
 
 from fairseq_syntax.cli import run
+
+logger = logging.getLogger("fairseq_syntax.parse")
 
 
 def get_parser():
@@ -12,18 +15,34 @@ def get_parser():
     )
     p.add_argument("--input", "-i", required=True, help="text file, one sentence per line")
     p.add_argument("--output", "-o", required=True, help="CoNLL-U file to write")
-    p.add_argument("--backend", choices=["stanza", "spacy", "udpipe"], default="stanza",
-                   help="parser: stanza (default), spacy (any spaCy pipeline, e.g. ja_ginza), udpipe (UDPipe 1)")
+    p.add_argument("--backend", choices=["stanza", "spacy", "udpipe", "conllu"], default="stanza",
+                   help="parser: stanza (default), spacy (any spaCy pipeline, e.g. ja_ginza), udpipe (UDPipe 1), "
+                   "conllu (look each whitespace-tokenised line up in the CoNLL-U file --model)")
     p.add_argument("--lang", default="en", help="stanza: language code (default: en)")
     p.add_argument("--model", default=None,
-                   help="spacy: package name or path (default ja_ginza); udpipe: path of the .udpipe model")
+                   help="spacy: package name or path (default ja_ginza); udpipe: path of the .udpipe model; "
+                   "conllu: the CoNLL-U file")
     p.add_argument("--model-dir", default=None, help="stanza: directory holding downloaded stanza models")
     p.add_argument("--gpu", action="store_true", help="run the parser on the GPU (stanza, spacy)")
     p.add_argument("--pretokenized", action="store_true",
                    help="input is whitespace-tokenised: keep its tokens, one tree per line")
     p.add_argument("--batch-size", type=int, default=256, help="lines per parser call (default 256)")
+    add_scale_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
+
+
+def add_scale_options(p, workers_help=None):
+    """--workers, --shard, --chunk-size: parallel, sharded, resumable long steps (also used by prepare)."""
+    p.add_argument("--workers", type=int, default=1,
+                   help=workers_help or "parser processes, each with its own model, over chunks of the input "
+                   "(default 1; output identical for any number). With --gpu: one process per GPU, so 1")
+    p.add_argument("--shard", default=None, metavar="I/N",
+                   help="process only shard I of N (0 <= I < N; contiguous chunk ranges), e.g. one SLURM array "
+                   "task each; the same command without --shard then assembles the output (see docs/data.md)")
+    p.add_argument("--chunk-size", type=int, default=2048,
+                   help="lines per committed chunk (default 2048): a killed run restarts after the last "
+                   "finished chunk")
 
 
 def backend_options(args):
@@ -33,13 +52,34 @@ def backend_options(args):
                    pretokenized=args.pretokenized)
 
 
-def main(argv=None):
-    from fairseq_syntax.parsing import build_parser, parse_file
+def effective_workers(workers, gpu):
+    """On a GPU a parser stays one process per GPU: run one --shard per GPU instead."""
+    if gpu and workers > 1:
+        logger.warning("--gpu: one parser process per GPU, so --workers %d is ignored; to use several GPUs run "
+                       "one --shard I/N per GPU (CUDA_VISIBLE_DEVICES=I)", workers)
+        return 1
+    return max(1, workers)
 
-    args = get_parser().parse_args(argv)
-    parser = build_parser(args.backend, **backend_options(args))
-    n = parse_file(parser, args.input, args.output, args.batch_size, progress=not args.no_progress)
-    print(f"parsed {n} sentences -> {args.output}")
+
+def main(argv=None):
+    from fairseq_syntax.data.chunked import parse_shard
+    from fairseq_syntax.parsing.base import parse_chunked
+
+    p = get_parser()
+    args = p.parse_args(argv)
+    try:
+        shard = parse_shard(args.shard)
+    except ValueError as e:
+        p.error(str(e))
+    res = parse_chunked(args.input, args.output, spec=(args.backend, backend_options(args)),
+                        batch_size=args.batch_size, workers=effective_workers(args.workers, args.gpu),
+                        chunk_size=args.chunk_size, shard=shard, progress=not args.no_progress)
+    reused = f" ({res.reused} reused from finished chunks)" if res.reused else ""
+    if res.complete:
+        print(f"parsed {res.processed} sentences{reused}; {res.units} sentences -> {args.output}")
+    else:
+        print(f"shard {args.shard}: parsed {res.processed} sentences{reused} into {args.output}.chunks; run the "
+              "command without --shard once every shard is done to assemble " + args.output)
 
 
 def cli_main(argv=None):

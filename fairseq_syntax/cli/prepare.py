@@ -81,7 +81,11 @@ def get_parser():
                    "(PASCAL paper: langdetect on NC11 and WMT16; SyncAttn paper: langid on WMT14)")
     p.add_argument("--lowercase", action="store_true",
                    help="lowercase the text (only with --syntax none: the trees' forms must match the text)")
-    p.add_argument("--workers", type=int, default=1, help="fairseq-preprocess workers")
+    from fairseq_syntax.cli.parse import add_scale_options
+
+    add_scale_options(p, workers_help="processes for parsing (each with its own parser model), the language "
+                      "filter, BPE application and fairseq-preprocess (default 1; the output is the same for any "
+                      "number)")
     p.add_argument("--preprocess-args", default="",
                    help="extra arguments for fairseq-preprocess, e.g. '--thresholdsrc 2'")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -119,6 +123,31 @@ def _sides(spec):
 _PARSERS = {}
 
 
+def parse_side(args, raw, out, lang, side, shard=None):
+    """Parse one side's raw text into CoNLL-U out: resumable chunks, --workers processes, or one shard."""
+    from fairseq_syntax.cli.parse import backend_options, effective_workers
+    from fairseq_syntax.parsing import build_parser
+    from fairseq_syntax.parsing.base import parse_chunked
+
+    ns = argparse.Namespace(
+        backend=args.parser, lang=lang, model_dir=args.stanza_dir, gpu=args.gpu, pretokenized=args.pretokenized,
+        model=args.parser_model_source if side == "source" else args.parser_model_target,
+    )
+    spec = (args.parser, backend_options(ns))
+    workers = effective_workers(args.workers, args.gpu)
+    parser = None
+    if workers == 1:
+        key = (args.parser, side)
+        if key not in _PARSERS:  # load each side's parser once, not once per split
+            _PARSERS[key] = build_parser(args.parser, **spec[1])
+        parser = _PARSERS[key]
+    res = parse_chunked(raw, out, parser, spec, workers=workers, chunk_size=args.chunk_size, shard=shard,
+                        progress=not args.no_progress)
+    if res.reused:
+        logger.info("%s: %d sentences reused from finished chunks, %d parsed now", out, res.reused, res.processed)
+    return res
+
+
 def _write_tokens(conllu, path, units):
     """The whitespace-tokenised text of a CoNLL-U file (surface tokens or words)."""
     from fairseq_syntax.data.conllu import read_conllu
@@ -154,8 +183,10 @@ def _units(path):
 
 def _first(path, n, out):
     """Copy the first n sentences of a text or CoNLL-U file to out (reading no further)."""
-    with open(out, "w", encoding="utf-8") as f:
+    tmp = f"{out}.tmp.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
         f.writelines(itertools.islice(_units(path), n))
+    os.replace(tmp, out)  # shards of one job may write it at once
     return out
 
 
@@ -167,19 +198,41 @@ def _select(path, keep, out):
     return out
 
 
+def _filter_options(args):
+    from fairseq_syntax.data.chunked import parse_shard
+
+    return dict(workers=args.workers, chunk_size=args.chunk_size, progress=not args.no_progress,
+                shard=parse_shard(args.shard))
+
+
+def language_mask(args, texts, work, items=None, total=None):
+    """The language filter's keep mask of the training pairs (resumable chunks, --workers, --shard)."""
+    from fairseq_syntax.data.pair_filter import language_keep_file, read_mask
+
+    src, tgt = args.source_lang, args.target_lang
+    mask = os.path.join(work, "train.lang-filter.mask")
+    extra = dict(range_items=items, total=total) if items else {}
+    res = language_keep_file(texts[("train", src)] if texts else None, texts[("train", tgt)] if texts else None,
+                             mask, (src, tgt), args.lang_filter, **_filter_options(args), **extra)
+    if res.reused:
+        logger.info("language filter: %d pairs reused from finished chunks, %d identified now", res.reused,
+                    res.processed)
+    return read_mask(mask) if res.complete else None
+
+
 def select_training_pairs(args, texts, conllus, work):
     """The papers' training-pair filters on the tokenised text (fairseq_syntax.data.pair_filter): length
     (--max-words, --max-ratio) and language (--lang-filter); rewrites the train text (and parses) in work.
-    Returns the count kept."""
-    from fairseq_syntax.data.pair_filter import language_keep, length_keep
+    Streams the text; returns the count kept."""
+    from fairseq_syntax.data.pair_filter import length_keep
 
     src, tgt = args.source_lang, args.target_lang
     with open(texts[("train", src)], encoding="utf-8") as fs, open(texts[("train", tgt)], encoding="utf-8") as ft:
-        pairs = [(a.strip(), b.strip()) for a, b in zip(fs, ft)]
-    keep = length_keep(((len(a.split()), len(b.split())) for a, b in pairs), args.max_words, args.max_ratio)
+        keep = length_keep(((len(a.split()), len(b.split())) for a, b in zip(fs, ft)), args.max_words,
+                           args.max_ratio)
     if args.lang_filter:
-        by_lang = language_keep(pairs, (src, tgt), args.lang_filter, progress=not args.no_progress)
-        logger.info("train: %d of %d pairs identified as %s-%s (%s)", sum(by_lang), len(pairs), src, tgt,
+        by_lang = language_mask(args, texts, work)
+        logger.info("train: %d of %d pairs identified as %s-%s (%s)", sum(by_lang), len(keep), src, tgt,
                     args.lang_filter)
         keep = [k and k2 for k, k2 in zip(keep, by_lang)]
     kept = sum(keep)
@@ -198,10 +251,10 @@ def select_training_pairs(args, texts, conllus, work):
 
 
 def _lowercase(path):
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text.lower())
+    with open(path, encoding="utf-8") as f, open(path + ".tmp", "w", encoding="utf-8") as out:
+        for line in f:
+            out.write(line.lower())
+    os.replace(path + ".tmp", path)
 
 
 def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
@@ -217,20 +270,8 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
         if not os.path.exists(conllu):
             if not os.path.exists(raw):
                 raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
-            from fairseq_syntax.cli.parse import backend_options
-            from fairseq_syntax.parsing import build_parser, parse_file
-
             out = os.path.join(work, f"{split}.{lang}.conllu")
-            ns = argparse.Namespace(
-                backend=args.parser, lang=lang, model_dir=args.stanza_dir, gpu=args.gpu,
-                pretokenized=args.pretokenized,
-                model=args.parser_model_source if side == "source" else args.parser_model_target,
-            )
-            key = (args.parser, side)
-            if key not in _PARSERS:  # load each side's parser once, not once per split
-                _PARSERS[key] = build_parser(args.parser, **backend_options(ns))
-            parser = _PARSERS[key]
-            parse_file(parser, raw, out, progress=not args.no_progress)
+            parse_side(args, raw, out, lang, side)
             conllu = out
         return _write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units), conllu
     if os.path.exists(raw):
@@ -240,12 +281,68 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
     raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
 
 
+def _load_bpe(code_path):
+    from subword_nmt.apply_bpe import BPE
+
+    with open(code_path, encoding="utf-8") as fc:
+        return BPE(fc)
+
+
+def _bpe_chunk(bpe, first, lines):
+    """One chunk of lines -> their BPE'd text (subword-nmt)."""
+    return "".join(bpe.process_line(line.strip()) + "\n" for line in lines), len(lines)
+
+
+#: lines per committed chunk of BPE application (BPE is fast: larger chunks, fewer fsyncs)
+BPE_CHUNK_SIZE = 32768
+
+
+def learn_bpe_codes(args, langs, texts, work, progress=True):
+    """Learn subword-nmt BPE on the train text of langs (once: codes learned from the same text with the same
+    settings are reused). Returns the codes path."""
+    import json
+
+    from subword_nmt.learn_bpe import learn_bpe
+
+    from fairseq_syntax.data.chunked import atomic_write, file_sha1
+
+    name = "joint" if len(langs) == 2 else langs[0]
+    code_path = os.path.join(work, f"bpe.codes.{name}")
+    train_cat = os.path.join(work, f"train.tok.cat.{name}")
+    with open(train_cat, "w", encoding="utf-8") as out:
+        for lang in langs:
+            with open(texts[("train", lang)], encoding="utf-8") as f:
+                shutil.copyfileobj(f, out)
+    stamp = json.dumps({"text_sha1": file_sha1(train_cat), "merges": args.bpe_merges, "min_frequency": 2})
+    stamp_path = code_path + ".done"
+    if os.path.exists(code_path) and os.path.exists(stamp_path) and open(stamp_path).read() == stamp:
+        logger.info("BPE %s: reusing %s (learned from the same text)", name, code_path)
+        os.remove(train_cat)
+        return code_path
+    quiet = io.StringIO()  # subword-nmt draws its own progress bar on stderr
+    with open(train_cat, encoding="utf-8") as fin, open(code_path + ".tmp", "w", encoding="utf-8") as fout, \
+            contextlib.redirect_stderr(sys.stderr if progress else quiet):
+        learn_bpe(fin, fout, args.bpe_merges, min_frequency=2)
+    os.replace(code_path + ".tmp", code_path)
+    atomic_write(stamp_path, stamp.encode("utf-8"))
+    os.remove(train_cat)
+    with open(code_path, encoding="utf-8") as fc:
+        learned = sum(1 for line in fc if not line.startswith("#version"))
+    logger.info("BPE %s: %d merges learned (asked for %d)", name, learned, args.bpe_merges)
+    return code_path
+
+
+def apply_bpe_file(code_path, in_path, out_path, workers=1, chunk_size=BPE_CHUNK_SIZE, progress=True, bpe=None):
+    """Apply BPE codes to a text file in resumable chunks over ``workers`` processes; returns the ChunkResult."""
+    from fairseq_syntax.data.chunked import file_sha1, read_lines, run_chunked
+
+    return run_chunked(read_lines(in_path), out_path, _bpe_chunk, f"bpe {file_sha1(code_path)}",
+                       chunk_size=chunk_size, init=_load_bpe, init_args=(code_path,), state=bpe, workers=workers,
+                       progress=progress, desc=f"bpe {os.path.basename(in_path)}", unit="sent")
+
+
 def learn_and_apply_bpe(args, texts, work, progress=True):
     """Learn subword-nmt BPE on train; apply to all splits. Returns BPE'd paths."""
-    from subword_nmt.apply_bpe import BPE
-    from subword_nmt.learn_bpe import learn_bpe
-    from tqdm import tqdm
-
     if not args.bpe_merges:  # words are the units
         return {(split, lang): shutil.copyfile(path, os.path.join(work, f"{split}.bpe.{lang}"))
                 for (split, lang), path in texts.items()}
@@ -253,39 +350,21 @@ def learn_and_apply_bpe(args, texts, work, progress=True):
     groups = [(src, tgt)] if not args.separate_bpe else [(src,), (tgt,)]
     codes = {}
     for langs in groups:
-        name = "joint" if len(langs) == 2 else langs[0]
-        code_path = os.path.join(work, f"bpe.codes.{name}")
-        train_cat = os.path.join(work, f"train.tok.cat.{name}")
-        with open(train_cat, "w", encoding="utf-8") as out:
-            for lang in langs:
-                with open(texts[("train", lang)], encoding="utf-8") as f:
-                    shutil.copyfileobj(f, out)
-        quiet = io.StringIO()  # subword-nmt draws its own progress bar on stderr
-        with open(train_cat, encoding="utf-8") as fin, open(code_path, "w", encoding="utf-8") as fout, \
-                contextlib.redirect_stderr(sys.stderr if progress else quiet):
-            learn_bpe(fin, fout, args.bpe_merges, min_frequency=2)
-        os.remove(train_cat)
-        with open(code_path, encoding="utf-8") as fc:
-            learned = sum(1 for line in fc if not line.startswith("#version"))
-        logger.info("BPE %s: %d merges learned (asked for %d)", name, learned, args.bpe_merges)
-        with open(code_path, encoding="utf-8") as fc:
-            bpe = BPE(fc)
+        code_path = learn_bpe_codes(args, langs, texts, work, progress)
+        bpe = _load_bpe(code_path) if args.workers <= 1 else None
         for lang in langs:
-            codes[lang] = bpe
+            codes[lang] = (code_path, bpe)
     out_paths = {}
     for (split, lang), path in texts.items():
         out = os.path.join(work, f"{split}.bpe.{lang}")
-        bpe = codes[lang]
-        with open(path, encoding="utf-8") as fin, open(out, "w", encoding="utf-8") as fout:
-            for line in tqdm(fin, desc=f"bpe {split}.{lang}", unit="sent", disable=not progress, mininterval=1.0):
-                fout.write(bpe.process_line(line.strip()) + "\n")
+        code_path, bpe = codes[lang]
+        apply_bpe_file(code_path, path, out, workers=args.workers, progress=progress, bpe=bpe)
         out_paths[(split, lang)] = out
     return out_paths
 
 
 def main(argv=None):
-    from fairseq_syntax.cli.binarize import binarize_corpus
-    from fairseq_syntax.data.subword_align import align_corpus
+    from fairseq_syntax.cli.binarize import align_and_binarize
 
     parser = get_parser()
     args = parser.parse_args(argv)
@@ -339,10 +418,9 @@ def main(argv=None):
         for lang, side in ((src, "source"), (tgt, "target")):
             if side not in syntax_sides:
                 continue
-            corpus = align_corpus(conllus[(split, lang)], bpe_paths[(split, lang)], args.units,
-                                  progress=not args.no_progress)
-            corpus.write_text(os.path.join(work, f"{split}.{lang}"))
-            binarize_corpus(corpus, args.destdir, split, src, tgt, lang)
+            align_and_binarize(conllus[(split, lang)], bpe_paths[(split, lang)], args.destdir, split, src, tgt,
+                               lang, args.units, text_prefix=os.path.join(work, f"{split}.{lang}"),
+                               progress=not args.no_progress)
     logger.info("prepared %s in %.1fs", args.destdir, time.perf_counter() - t_start)
     print(f"data-bin ready: {args.destdir}")
 

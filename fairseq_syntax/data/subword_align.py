@@ -112,18 +112,14 @@ def _mismatch(where, sent, joined, expected, what):
     )
 
 
-def align_corpus(conllu_path: str, bpe_path: str, units: str = "auto", marker: str = "@@", progress: bool = True):
-    """Align every sentence of a CoNLL-U file to the lines of its BPE'd text.
-
-    Returns an :class:`~fairseq_syntax.data.syntax_io.AlignedCorpus`. The two
-    files must hold the same number of sentences, in the same order.
-    """
+def iter_aligned(conllu_path: str, bpe_path: str, units: str = "auto", marker: str = "@@", progress: bool = True):
+    """Yield (word, head, label) per sentence, aligning a CoNLL-U file to the lines of its BPE'd text as it
+    reads them (streaming: memory does not grow with the corpus). The two files must hold the same number
+    of sentences, in the same order."""
     from tqdm import tqdm
 
     from fairseq_syntax.data.conllu import read_conllu
-    from fairseq_syntax.data.syntax_io import AlignedCorpus
 
-    corpus = AlignedCorpus()
     sents = read_conllu(conllu_path)
     with open(bpe_path, encoding="utf-8") as bpe:
         lineno = 0
@@ -135,11 +131,24 @@ def align_corpus(conllu_path: str, bpe_path: str, units: str = "auto", marker: s
                     bpe_path, f"line count mismatch: {conllu_path} has {lineno - 1} sentences but this file has more "
                     f"lines (line {lineno} has no parse)"
                 )
-            corpus.add(*align_sentence(sent, line, f"{bpe_path}:{lineno}", units, marker))
+            yield align_sentence(sent, line, f"{bpe_path}:{lineno}", units, marker)
         extra = next(sents, None)
         if extra is not None:
             raise SyntaxDataError(
                 conllu_path, f"line count mismatch: {bpe_path} has {lineno} lines but this file has more sentences "
                 f"(the sentence at line {extra.line} has no text line)"
             )
+
+
+def align_corpus(conllu_path: str, bpe_path: str, units: str = "auto", marker: str = "@@", progress: bool = True):
+    """Align every sentence of a CoNLL-U file to the lines of its BPE'd text.
+
+    Returns an :class:`~fairseq_syntax.data.syntax_io.AlignedCorpus` (in memory; prepare streams with
+    :func:`iter_aligned` instead). The two files must hold the same number of sentences, in the same order.
+    """
+    from fairseq_syntax.data.syntax_io import AlignedCorpus
+
+    corpus = AlignedCorpus()
+    for aligned in iter_aligned(conllu_path, bpe_path, units, marker, progress):
+        corpus.add(*aligned)
     return corpus

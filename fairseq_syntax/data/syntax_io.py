@@ -126,15 +126,109 @@ def write_mmap(prefix: str, data: array, sizes: Sequence[int]) -> None:
 
 def build_label_dictionary(labels: Iterable[str]):
     """A fairseq Dictionary of dependency labels (by frequency)."""
-    from fairseq.data import Dictionary
-
-    d = Dictionary()
     counts = {}
     for x in labels:
         counts[x] = counts.get(x, 0) + 1
+    return label_dictionary_from_counts(counts)
+
+
+def label_dictionary_from_counts(counts: dict):
+    """A fairseq Dictionary of dependency labels from label -> count (by frequency, then name)."""
+    from fairseq.data import Dictionary
+
+    d = Dictionary()
     for x, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         d.add_symbol(x, n=c)
     return d
+
+
+class StreamingSyntaxWriter:
+    """Writes aligned syntax sentence by sentence, in memory that does not grow with the corpus (beyond one
+    int per sentence for the index): ``PREFIX.{words,heads,labels}.{bin,idx}`` exactly as
+    :meth:`AlignedCorpus.write_binary` writes them, and optionally the text form ``TEXT.{words,heads,labels}``.
+
+    Labels are stored under provisional ids while streaming; :meth:`finish` builds the label dictionary from
+    their counts (or takes a given one) and maps the ids. Binary files appear under their names only once
+    complete (and once the sizes passed ``check``).
+    """
+
+    FLUSH = 1 << 20
+
+    def __init__(self, prefix: str, text_prefix: str = None):
+        self.prefix = prefix
+        self.tmp = {f: open(f"{prefix}.{f}.bin.tmp", "wb") for f in FIELDS}
+        self.text = {f: open(f"{text_prefix}.{f}", "w", encoding="utf-8") for f in FIELDS} if text_prefix else None
+        self.buf = {f: array("i") for f in FIELDS}
+        self.label_ids = {}
+        self.counts = np.zeros(0, dtype=np.int64)
+        self.sizes = array("i")
+
+    def add(self, word: Sequence[int], head: Sequence[int], label: Sequence[str]) -> None:
+        ids = self.label_ids
+        for x in label:
+            if x not in ids:
+                ids[x] = len(ids)
+        self.buf["words"].extend(word)
+        self.buf["heads"].extend(head)
+        self.buf["labels"].extend([ids[x] for x in label])
+        self.sizes.append(len(word))
+        if self.text:
+            self.text["words"].write(" ".join(map(str, word)) + "\n")
+            self.text["heads"].write(" ".join(map(str, head)) + "\n")
+            self.text["labels"].write(" ".join(label) + "\n")
+        if len(self.buf["words"]) >= self.FLUSH:
+            self._flush()
+
+    def _flush(self):
+        lab = np.frombuffer(self.buf["labels"], dtype=np.int32) if len(self.buf["labels"]) else np.zeros(0, np.int32)
+        counts = np.bincount(lab, minlength=len(self.label_ids))
+        if len(self.counts) < len(counts):
+            self.counts = np.concatenate([self.counts, np.zeros(len(counts) - len(self.counts), np.int64)])
+        self.counts[: len(counts)] += counts
+        for f in FIELDS:
+            self.tmp[f].write(self.buf[f].tobytes())
+            self.buf[f] = array("i")
+
+    def close(self):
+        for fh in list(self.tmp.values()) + list((self.text or {}).values()):
+            fh.close()
+
+    def label_counts(self) -> dict:
+        self._flush()
+        return {x: int(self.counts[i]) for x, i in self.label_ids.items()}
+
+    def finish(self, label_dict=None, check=None):
+        """Close the files, map provisional label ids to ``label_dict`` (built from the counts when None;
+        unknown labels become <unk> with a warning), call ``check(sizes)``, write the .idx files and move
+        the .bin files into place. Returns the label dictionary."""
+        from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+        counts = self.label_counts()
+        self.close()
+        if label_dict is None:
+            label_dict = label_dictionary_from_counts(counts)
+        index, unk = label_dict.indices, label_dict.unk()
+        by_id = sorted(self.label_ids, key=self.label_ids.get)
+        mapping = np.array([index.get(x, unk) for x in by_id] or [0], dtype=np.int32)
+        unknown = sorted(x for x in by_id if x not in index)
+        if unknown:
+            logger.warning("%s: %d label(s) not in the label dictionary are stored as <unk>: %s",
+                           self.prefix, len(unknown), ", ".join(unknown[:20]))
+        if check is not None:
+            check(np.frombuffer(self.sizes, dtype=np.int32) if len(self.sizes) else np.zeros(0, np.int32))
+        tmp_labels = f"{self.prefix}.labels.bin.tmp"
+        with open(tmp_labels, "rb") as fin, open(tmp_labels + ".mapped", "wb") as fout:
+            while True:
+                block = fin.read(1 << 24)
+                if not block:
+                    break
+                fout.write(mapping[np.frombuffer(block, dtype=np.int32)].astype(np.int32).tobytes())
+        os.replace(tmp_labels + ".mapped", tmp_labels)
+        for f in FIELDS:
+            with MMapIndexedDataset.Index.writer(f"{self.prefix}.{f}.idx", np.int32) as idx:
+                idx.write(self.sizes.tolist())
+            os.replace(f"{self.prefix}.{f}.bin.tmp", f"{self.prefix}.{f}.bin")
+        return label_dict
 
 
 def syntax_prefix(data_dir: str, split: str, src: str, tgt: str, lang: str) -> str:
