@@ -30,9 +30,10 @@ def test_multi30k_settings(tmp_path):
     cpu = {m: train_command(m, work) for m in MODELS}
     base = {m: train_command(m, work, SIZE="base") for m in ("transformer", "dbsa", "syncattn", "cky_lstm")}
     transformer_family = [m for m in MODELS if not m.endswith("lstm") and m != "lstm_luong"]
-    shared = ["--encoder-layers 3", "--decoder-layers 3", "--encoder-embed-dim 256", "--encoder-ffn-embed-dim 1024",
+    shared = ["--encoder-layers 3", "--decoder-layers 3", "--encoder-embed-dim 128", "--encoder-ffn-embed-dim 512",
               "--encoder-attention-heads 4", "--max-update", "--dropout 0.3", "--label-smoothing 0.1",
-              "--share-all-embeddings", "--max-tokens 4096 --update-freq 1"]
+              "--share-all-embeddings", "--max-tokens 4096 --update-freq 1",
+              "--best-checkpoint-metric nll_loss"]
     for m in transformer_family:  # one setting: the same size, budget and seed for every model
         for fragment in shared:
             assert fragment in cpu[m], (m, fragment)

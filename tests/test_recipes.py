@@ -33,6 +33,8 @@ RECIPES = {
                      "deguchi21-transformer", "deguchi21-syncattn"]),
     "aspec-en-ja": (["lstm_luong", "cky_lstm"], ["lstm_luong", "cky_lstm"]),
 }
+# the models with parse heads (evaluate.sh reports their UAS)
+PARSE_HEAD_MODELS = {"dbsa", "dbsa_enc", "dbsa_dec", "sisa", "syncattn", "dbsa_sync"}
 # the baselines: evaluated without a bootstrap test; every other model is tested against its baseline
 BASELINES = {"transformer", "lstm_luong", "deguchi19-transformer", "deguchi19-transformer-words",
              "omote19-transformer", "omote19-dep-kv", "deguchi21-transformer"}
@@ -73,6 +75,11 @@ def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
             assert "tok:13a" in scores["bleu_signature"]
         assert ("bootstrap" in scores) != (model in BASELINES), model
         assert os.path.getsize(os.path.join(work, "eval", model, "bleu_by_length.png")) > 0
+        uas = os.path.join(work, "eval", model, "uas.txt")  # parse heads: their trees' UAS on the test split
+        assert os.path.exists(uas) == (model.replace("-words", "").split("-")[-1] in PARSE_HEAD_MODELS), model
+        if os.path.exists(uas):
+            assert re.search(r"^UAS encoder parse head, split test: \d+\.\d+ \(\d+/\d+ words\)", open(uas).read(),
+                             flags=re.M)
     if dataset == "nc11-en-de":
         assert variants == ["main"]  # C&H's corpus is not built when no C&H model is asked for
     if dataset in ("nc11-en-de", "wmt18-en-tr"):  # the target has no parse: Moses-tokenised text

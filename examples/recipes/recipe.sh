@@ -283,7 +283,8 @@ recipe_evaluate() {
   local v=${DATA[$m]} out="$WORK/eval/$m" ck="$WORK/checkpoints/$m/checkpoint_best.pt" cpu=()
   [ -f "$ck" ] || ck="$WORK/checkpoints/$m/checkpoint_last.pt"
   [ -f "$ck" ] || die "no checkpoint in $WORK/checkpoints/$m: run train.sh $m first"
-  [ "$SAMPLE" = 1 ] && cpu=(--cpu)
+  # the sample's 2-update models would emit max-length garbage (200 steps x beam): cap their output length
+  [ "$SAMPLE" = 1 ] && cpu=(--cpu --max-len-a 1.2 --max-len-b 4)
   mkdir -p "$out"
   local -a decode; words decode "${DECODE[$m]:---beam 4 --lenpen 0.6}"
   fairseq-generate "$WORK/$v/data-bin" --user-dir "$ROOT/fairseq_syntax" --task "${TASK[$m]:-syntax_translation}" \
@@ -298,6 +299,7 @@ recipe_evaluate() {
   [ "$base" = "$m" ] || base_dir="$WORK/eval/$base"  # a baseline has no bootstrap test
   if [ ! -f "$RAW/test.sets" ]; then
     score_test_set "$out" "$out/hyp.tok" "$src_tok" "$ref_tok" "$RAW/test.$TGT" "$base_dir"
+    parse_head_uas "$m" "$ck" "$out"
     return
   fi
   local set lines first=1 d f
@@ -311,6 +313,18 @@ recipe_evaluate() {
     first=$((first + lines))
   done < "$RAW/test.sets"
   [ $((first - 1)) = "$n_hyp" ] || die "$RAW/test.sets counts $((first - 1)) test lines, the test split has $n_hyp"
+  parse_head_uas "$m" "$ck" "$out"
+}
+
+parse_head_uas() {  # $1 = model, $2 = checkpoint, $3 = eval folder: a model with parse heads (DBSA, SISA,
+  # SyncAttn) gets its heads' trees on the whole test split (MST decoding) and their UAS against the
+  # data's parses (the parser's or gold), in $3/uas.txt, and the trees in $3/induced.{src,tgt}.conllu
+  [[ "${TRAIN[$1]}" =~ --arch\ transformer_(dbsa|dbsa_enc|dbsa_dec|sisa|syncattn)\  ]] || return 0
+  local cpu=(); [ "$SAMPLE" = 1 ] && cpu=(--cpu)
+  fairseq-syntax-induce-parses "$WORK/${DATA[$1]}/data-bin" --user-dir "$ROOT/fairseq_syntax" --path "$2" \
+    --split test --output-prefix "$3/induced" "${cpu[@]}" > "$3/uas.txt" 2> "$3/uas.log" \
+    || { tail -5 "$3/uas.log" >&2; die "fairseq-syntax-induce-parses failed (log: $3/uas.log)"; }
+  grep '^UAS' "$3/uas.txt" >&2 || true
 }
 
 score_test_set() {  # $1 = folder, $2 = hypotheses (tokenised), $3 = source (tokenised), $4 = reference
