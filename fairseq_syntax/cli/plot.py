@@ -43,7 +43,6 @@ import os
 import textwrap
 
 import numpy as np
-import torch
 
 from fairseq_syntax.cli import run
 
@@ -68,7 +67,8 @@ def _common(p, data=True):
 def get_parser():
     p = argparse.ArgumentParser(prog="fairseq-syntax-plot", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="mode", required=True, metavar="{heads,pascal,conllu}")
+    sub = p.add_subparsers(dest="mode", required=True, metavar="{heads,pascal,conllu}",
+                           help="what to draw (MODE --help for its options)")
 
     h = sub.add_parser("heads", help="a checkpoint's parse-head attention with gold arcs and the induced tree",
                        description="Heatmaps of a trained model's parse heads (encoder and/or decoder) for one "
@@ -283,6 +283,8 @@ def heads_side(side, extra, batch, dictionary, syn, sid, strategy, coords, decod
 
 
 def plot_heads(args):
+    import torch
+
     from fairseq_syntax.cli.checkpoint import load_checkpoint, load_split, one_sentence_batch
 
     overrides = {"dbsa_decoder_rows": args.decoder_rows} if args.decoder_rows else {}
