@@ -363,8 +363,83 @@ def learn_and_apply_bpe(args, texts, work, progress=True):
     return out_paths
 
 
+def _shard_token_lines(source, units, chunk_size):
+    """The tokenised text of items a..b-1 of a training side, as the full run will write it, for a shard's
+    language filter: from this shard's parse chunks, a given CoNLL-U file or the raw text."""
+    from fairseq_syntax.data.chunked import ChunkStore
+    from fairseq_syntax.data.conllu import read_conllu
+
+    kind, path = source
+
+    def lines(a, b):
+        if kind == "text":
+            with open(path, encoding="utf-8-sig") as f:
+                for line in itertools.islice(f, a, b):
+                    yield line.rstrip("\r\n")
+            return
+        if kind == "parsed":
+            store = ChunkStore(path, None)
+            for c in range(a // chunk_size, -(-b // chunk_size)):
+                data = store.read(c)
+                if data is None:
+                    raise SyntaxDataError(store.data_path(c), "this shard's parse chunk is missing or corrupt; "
+                                          "run the shard again")
+                for s in read_conllu(io.StringIO(data.decode("utf-8")), store.data_path(c)):
+                    yield " ".join(s.forms(units))
+            return
+        blocks = "".join(itertools.islice(_conllu_blocks(path), a, b))
+        for s in read_conllu(io.StringIO(blocks), path):
+            yield " ".join(s.forms(units))
+
+    return lines
+
+
+def prepare_shard(args, shard, syntax_sides, work):
+    """--shard I/N: parse (and language-filter) only shard I of the training pairs, committing chunks into
+    WORKDIR; the same command without --shard then finds them finished and does the rest."""
+    src, tgt = args.source_lang, args.target_lang
+    sources = {}
+    total = None
+    for lang, side in ((src, "source"), (tgt, "target")):
+        conllu, raw = f"{args.trainpref}.{lang}.conllu", f"{args.trainpref}.{lang}"
+        if args.train_first:
+            if os.path.exists(conllu):
+                conllu = _first(conllu, args.train_first, os.path.join(work, f"train.first.{lang}.conllu"))
+            if os.path.exists(raw):
+                raw = _first(raw, args.train_first, os.path.join(work, f"train.first.{lang}"))
+        if side in syntax_sides and not os.path.exists(conllu):
+            if not os.path.exists(raw):
+                raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
+            out = os.path.join(work, f"train.{lang}.conllu")
+            res = parse_side(args, raw, out, lang, side, shard=shard)
+            print(f"shard {args.shard}: {lang}: parsed {res.processed} sentences ({res.reused} reused)")
+            sources[lang] = ("parsed", out)
+            total = res.items
+        elif os.path.exists(raw) and side not in syntax_sides:
+            sources[lang] = ("text", raw)
+        elif os.path.exists(conllu):
+            sources[lang] = ("conllu", conllu)
+        else:
+            raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
+    if args.lang_filter:
+        if total is None:
+            kind, path = sources[src]
+            total = sum(1 for _ in _units(path)) if kind == "conllu" else _count_lines(path)
+        a_lines = _shard_token_lines(sources[src], args.units, args.chunk_size)
+        b_lines = _shard_token_lines(sources[tgt], args.units, args.chunk_size)
+
+        def pairs(a, b):
+            for x, y in zip(a_lines(a, b), b_lines(a, b)):
+                yield x.strip(), y.strip()
+
+        language_mask(args, None, work, items=pairs, total=total)
+        print(f"shard {args.shard}: language filter done")
+    print(f"shard {args.shard} done: run the same command without --shard once every shard is done")
+
+
 def main(argv=None):
     from fairseq_syntax.cli.binarize import align_and_binarize
+    from fairseq_syntax.data.chunked import parse_shard
 
     parser = get_parser()
     args = parser.parse_args(argv)
@@ -381,6 +456,14 @@ def main(argv=None):
         stale = os.path.join(args.destdir, f"dict.{lang}.labels.txt")
         if os.path.exists(stale):
             os.remove(stale)
+    args.chunk_size = -(-max(1, args.chunk_size) // 256) * 256  # whole parser batches: the steps' chunks coincide
+    try:
+        shard = parse_shard(args.shard)
+    except ValueError as e:
+        parser.error(str(e))
+    if shard is not None:
+        prepare_shard(args, shard, syntax_sides, work)
+        return
     splits = [(s, p) for s, p in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)) if p]
 
     texts, conllus = {}, {}

@@ -118,8 +118,8 @@ def file_sha1(path: str) -> str:
 class ChunkStore:
     """The chunk directory of one output file and one job key."""
 
-    def __init__(self, out_path: str, key: str):
-        self.out_path = out_path
+    def __init__(self, out_path: str, key: Optional[str]):
+        self.out_path = out_path  # key None: read chunks of any key
         self.dir = out_path + ".chunks"
         self.key = key
 
@@ -143,7 +143,8 @@ class ChunkStore:
     def read(self, c: int, digest: Optional[str] = None) -> Optional[bytes]:
         """The data of chunk c if it is finished (for this key and input digest) and intact, else None."""
         m = self._manifest(c)
-        if m is None or m.get("key") != self.key or (digest is not None and m.get("input_sha1") != digest):
+        if m is None or (self.key is not None and m.get("key") != self.key) or \
+                (digest is not None and m.get("input_sha1") != digest):
             return None
         path = self.data_path(c)
         try:
@@ -321,8 +322,9 @@ def run_chunked(
     from tqdm import tqdm
 
     store = ChunkStore(out_path, key)
-    source, first_chunk = items, 0
+    source, first_chunk, ranged = items, 0, False
     if shard is not None and range_items is not None and total is not None:  # read only the shard's items
+        ranged = True
         mine = shard_chunks(-(-total // chunk_size), shard)
         a, b = mine.start * chunk_size, min(mine.stop * chunk_size, total)
         source, first_chunk = (lambda: range_items(a, b)), mine.start
@@ -335,7 +337,7 @@ def run_chunked(
         digests[c] = items_digest(chunk)
         sizes[c] = len(chunk)
     n_items = sum(sizes.values())
-    if first_chunk == 0:
+    if not ranged:
         all_digests = [digests[c] for c in range(len(digests))]
         rec = store.is_complete(all_digests)
         if rec is not None:
