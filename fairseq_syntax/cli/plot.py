@@ -122,7 +122,7 @@ def _pyplot():
 
 
 def _title(head, text, width=110):
-    return head + ":\n" + textwrap.fill(text, width)
+    return head + ":\n" + "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
 
 
 def draw_arcs(ax, words, trees, labels=None):
