@@ -8,12 +8,8 @@ the task's dataset, so the tokens and syntax fields are exactly what the
 model saw in training (same parent strategy, same decoder-row coordinates).
 """
 import argparse
-import os
 
 import torch
-
-#: the plugin directory (what ``--user-dir`` names)
-USER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def load_checkpoint(path, data, overrides=None, cpu=False, user_dir=None):
