@@ -68,6 +68,9 @@ def get_parser():
                    "('zu dem')")
     p.add_argument("--bpe-merges", type=int, default=8000,
                    help="number of BPE merge operations (default 8000; 0: no BPE, words are the units)")
+    p.add_argument("--bpe-sample", type=int, default=0, metavar="N",
+                   help="learn BPE on about N training pairs (every k-th pair; default: all) and apply it to all: "
+                   "bounds the cost of learning on millions of pairs")
     p.add_argument("--separate-bpe", action="store_true",
                    help="learn one BPE model per language (default: joint BPE and a joined dictionary)")
     p.add_argument("--train-first", type=int, default=0, metavar="N",
@@ -294,7 +297,7 @@ def _bpe_chunk(bpe, first, lines):
 
 
 #: lines per committed chunk of BPE application (BPE is fast: larger chunks, fewer fsyncs)
-BPE_CHUNK_SIZE = 32768
+BPE_CHUNK_SIZE = 8192
 
 
 def learn_bpe_codes(args, langs, texts, work, progress=True):
@@ -309,10 +312,16 @@ def learn_bpe_codes(args, langs, texts, work, progress=True):
     name = "joint" if len(langs) == 2 else langs[0]
     code_path = os.path.join(work, f"bpe.codes.{name}")
     train_cat = os.path.join(work, f"train.tok.cat.{name}")
+    stride = 1
+    if args.bpe_sample:  # every k-th pair: a deterministic sample spread over the whole corpus
+        stride = max(1, -(-_count_lines(texts[("train", langs[0])]) // args.bpe_sample))
     with open(train_cat, "w", encoding="utf-8") as out:
         for lang in langs:
             with open(texts[("train", lang)], encoding="utf-8") as f:
-                shutil.copyfileobj(f, out)
+                if stride == 1:
+                    shutil.copyfileobj(f, out)
+                else:
+                    out.writelines(itertools.islice(f, 0, None, stride))
     stamp = json.dumps({"text_sha1": file_sha1(train_cat), "merges": args.bpe_merges, "min_frequency": 2})
     stamp_path = code_path + ".done"
     if os.path.exists(code_path) and os.path.exists(stamp_path) and open(stamp_path).read() == stamp:
