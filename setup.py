@@ -31,7 +31,7 @@ setup(
     packages=find_packages(include=["fairseq_syntax", "fairseq_syntax.*"]),
     install_requires=install_requires,
     extras_require={
-        "test": ["pytest"],
+        "test": ["pytest", "pytest-xdist"],
         "udpipe": ["ufal.udpipe"],
         "ginza": ["ja-ginza"],
         "spacy": ["spacy"],

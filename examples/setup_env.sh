@@ -31,7 +31,7 @@ _fs_setup_hash="$(sha256sum "$_fs_root/setup.py" | cut -c1-16)"
 if [ "$(cat "$_fs_stamp")" != "$_fs_setup_hash" ]; then
   if [ -s "$_fs_stamp" ]; then echo "[setup] setup.py changed: reinstalling fairseq-syntax into $_fs_venv" >&2; fi
   FAIRSEQ_SYNTAX_KEEP_FAIRSEQ=1 "$_fs_venv/bin/python" -m pip --disable-pip-version-check -q install \
-    -c "$_fs_root/examples/constraints.txt" --no-build-isolation -e "$_fs_root" >&2 \
+    -c "$_fs_root/examples/constraints.txt" --no-build-isolation -e "$_fs_root[test]" >&2 \
     && echo "$_fs_setup_hash" > "$_fs_stamp"
 fi
 # shellcheck disable=SC1091
