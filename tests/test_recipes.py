@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shlex
+import sys
 
 import pytest
 
@@ -80,6 +81,14 @@ def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
         if os.path.exists(uas):
             assert re.search(r"^UAS encoder parse head, split test: \d+\.\d+ \(\d+/\d+ words\)", open(uas).read(),
                              flags=re.M)
+    if dataset == "wmt14-en-de":  # the results table: one row and one JSON per evaluated model
+        table = run([sys.executable, os.path.join(ROOT, "examples", "recipes", "results_table.py"), "--work", work,
+                     "--models", *trained, "--out", os.path.join(work, "results")]).stdout
+        for model in trained:
+            row = [r for r in table.splitlines() if r.startswith(f"| {model} |")]
+            assert len(row) == 1 and row[0].split("|")[-3].strip() == "2", table  # 2 updates
+            res = json.load(open(os.path.join(work, "results", f"{model}.json")))
+            assert res["sets"]["test"]["sentences"] == 20 and ("encoder" in res["uas"]) == (model != "transformer")
     if dataset == "nc11-en-de":
         assert variants == ["main"]  # C&H's corpus is not built when no C&H model is asked for
     if dataset in ("nc11-en-de", "wmt18-en-tr"):  # the target has no parse: Moses-tokenised text

@@ -1,0 +1,104 @@
+#!/usr/bin/env python
+"""Collect a recipe's evaluation results into one JSON per model and a Markdown table.
+
+Reads, for every model that ``evaluate.sh`` has scored, ``$WORK/eval/MODEL/[SET/]scores.json`` (sacreBLEU,
+chrF, the paired bootstrap test against the model's baseline), ``$WORK/eval/MODEL/uas.txt`` (the parse heads'
+UAS) and the training state of ``$WORK/checkpoints/MODEL/checkpoint_last.pt`` and ``checkpoint_best.pt``
+(updates, training time, the epoch and validation NLL of the checkpoint scored). Writes
+``OUT/MODEL.json`` and prints the table (Markdown) to stdout.
+
+    python examples/recipes/results_table.py --work /work/m30k --sets test2016 test2017 \\
+        --models transformer transformer_seed2 rel ... --out examples/multi30k-en-de/results
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+
+def parse_uas(path):
+    """{'encoder': 83.1, 'decoder': 61.2} from fairseq-syntax-induce-parses' printed lines."""
+    uas = {}
+    if not os.path.exists(path):
+        return uas
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r"UAS (encoder|decoder)\b.*?: (\d+\.\d+) \((\d+)/(\d+) words\)", line)
+        if m:
+            uas[m.group(1)] = float(m.group(2))
+    return uas
+
+
+def training_state(ckpt_dir):
+    """Updates, cumulative training seconds, and the scored (best) checkpoint's epoch and validation NLL."""
+    import torch
+
+    import fairseq_syntax  # noqa: F401  (allow-lists the globals fairseq checkpoints pickle)
+
+    state = {}
+    for name, key in (("checkpoint_last.pt", "last"), ("checkpoint_best.pt", "best")):
+        path = os.path.join(ckpt_dir, name)
+        if not os.path.exists(path):
+            continue
+        ck = torch.load(path, map_location="cpu")
+        extra = ck.get("extra_state") or {}
+        itr = extra.get("train_iterator") or {}
+        entry = {"epoch": itr.get("epoch"), "updates": (ck.get("optimizer_history") or [{}])[-1].get("num_updates"),
+                 "train_seconds": round(float(extra.get("previous_training_time", 0.0)), 1)}
+        if isinstance(extra.get("val_loss"), (int, float)):  # the --best-checkpoint-metric of this checkpoint
+            entry["valid_metric"] = float(extra["val_loss"])
+        state[key] = entry
+    return state
+
+
+def fmt(x, digits=1):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    p.add_argument("--work", required=True, help="the recipe's WORK folder (eval/ and checkpoints/ under it)")
+    p.add_argument("--models", nargs="+", required=True, help="models in table order")
+    p.add_argument("--sets", nargs="*", default=[], help="test sets scored one by one (eval/MODEL/SET/); "
+                   "none: eval/MODEL/scores.json")
+    p.add_argument("--baselines", default="", help="MODEL=BASELINE,... (default baseline: transformer)")
+    p.add_argument("--out", default=None, help="write OUT/MODEL.json (default: do not write)")
+    args = p.parse_args(argv)
+    baselines = dict(kv.split("=") for kv in args.baselines.split(",") if kv)
+    sets = args.sets or [""]
+    head = ["model", "baseline"]
+    for s in sets:
+        name = s or "test"
+        head += [f"{name} BLEU", "chrF", "p (BLEU)"]
+    head += ["UAS enc", "UAS dec", "updates", "train h"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for m in args.models:
+        ev = os.path.join(args.work, "eval", m)
+        if not all(os.path.exists(os.path.join(ev, s, "scores.json")) for s in sets):
+            print(f"{m}: not evaluated yet ({ev})", file=sys.stderr)
+            continue
+        base = baselines.get(m, "transformer")
+        result = {"model": m, "baseline": None if base == m else base, "sets": {}}
+        row = [m, "-" if base == m else base]
+        for s in sets:
+            sc = json.load(open(os.path.join(ev, s, "scores.json"), encoding="utf-8"))
+            pval = (sc.get("bootstrap") or {}).get("bleu", {}).get("system", {}).get("p_value")
+            result["sets"][s or "test"] = sc
+            row += [fmt(sc["bleu"], 2), fmt(sc["chrf"], 1), fmt(pval, 3)]
+        result["uas"] = parse_uas(os.path.join(ev, "uas.txt"))
+        result["training"] = training_state(os.path.join(args.work, "checkpoints", m))
+        last = result["training"].get("last", {})
+        row += [fmt(result["uas"].get("encoder")), fmt(result["uas"].get("decoder")), str(last.get("updates", "-")),
+                fmt(last["train_seconds"] / 3600, 2) if "train_seconds" in last else "-"]
+        print("| " + " | ".join(row) + " |")
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            with open(os.path.join(args.out, f"{m}.json"), "w", encoding="utf-8") as f:
+                json.dump(result, f, indent=1, sort_keys=True)
+                f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
