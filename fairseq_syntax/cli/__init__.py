@@ -1,6 +1,14 @@
 """Command-line entry points (``preprocess/*.py`` and ``fairseq-syntax-*``)."""
 import logging
+import os
 import sys
+
+
+def prog_name(script: str) -> str:
+    """The name --help shows: the console script that is running (fairseq-syntax-parse), else
+    preprocess/SCRIPT.py."""
+    name = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return name if name.startswith("fairseq-syntax-") else f"preprocess/{script}.py"
 
 
 def setup_logging():

@@ -2,12 +2,12 @@
 import argparse
 import time
 
-from fairseq_syntax.cli import run
+from fairseq_syntax.cli import prog_name, run
 
 
 def get_parser():
     p = argparse.ArgumentParser(
-        prog="preprocess/align.py",
+        prog=prog_name("align"),
         description="Align the dependency trees of a CoNLL-U file with the BPE'd text of the same sentences "
         "(subword-nmt '@@ ' convention). Writes OUT.words (1-based word of each subword), OUT.heads (its "
         "word's head, 0 = root) and OUT.labels (its word's relation), one line per sentence, one field per "

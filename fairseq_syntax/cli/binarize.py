@@ -3,12 +3,12 @@ import argparse
 import os
 import time
 
-from fairseq_syntax.cli import run
+from fairseq_syntax.cli import prog_name, run
 
 
 def get_parser():
     p = argparse.ArgumentParser(
-        prog="preprocess/binarize.py",
+        prog=prog_name("binarize"),
         description="Turn PREFIX.{words,heads,labels} (from align.py) into fairseq mmap indexed datasets "
         "DESTDIR/SPLIT.SRC-TGT.LANG.{words,heads,labels}.{bin,idx} and the label dictionary "
         "DESTDIR/dict.LANG.labels.txt (built from the train split, reused for the others). If fairseq-preprocess "
@@ -17,8 +17,8 @@ def get_parser():
     p.add_argument("--aligned-prefix", required=True, help="prefix of the align.py output")
     p.add_argument("--destdir", required=True, help="fairseq data-bin directory")
     p.add_argument("--split", required=True, help="split name, e.g. train, valid, test")
-    p.add_argument("--source-lang", "-s", required=True)
-    p.add_argument("--target-lang", "-t", required=True)
+    p.add_argument("--source-lang", "-s", required=True, help="source language code (the data-bin's SRC-TGT)")
+    p.add_argument("--target-lang", "-t", required=True, help="target language code")
     p.add_argument("--lang", required=True, help="the side these files describe (source or target language)")
     p.add_argument("--label-dict", default=None,
                    help="label dictionary to use (default: DESTDIR/dict.LANG.labels.txt, built if absent)")

@@ -13,18 +13,18 @@ import argparse
 import os
 import random
 
-from fairseq_syntax.cli import run
+from fairseq_syntax.cli import prog_name, run
 
 
 def get_parser():
     p = argparse.ArgumentParser(
-        prog="preprocess/multitask.py",
+        prog=prog_name("multitask"),
         description="C&H multi-task corpus: for each split prefix PREF reads PREF.SRC.conllu (the source parse) "
         "and PREF.TGT.conllu or PREF.TGT (the translation); writes OUT/SPLIT.SRC and OUT/SPLIT.TGT, "
         "whitespace-tokenised. Train: 2 lines per pair (translate, parse), shuffled; valid/test: translate only.",
     )
-    p.add_argument("--source-lang", "-s", required=True)
-    p.add_argument("--target-lang", "-t", required=True)
+    p.add_argument("--source-lang", "-s", required=True, help="source language code (file suffix)")
+    p.add_argument("--target-lang", "-t", required=True, help="target language code (file suffix)")
     p.add_argument("--trainpref", required=True, help="prefix of the training files")
     p.add_argument("--validpref", default=None, help="prefix of the validation files")
     p.add_argument("--testpref", default=None, help="prefix of the test files")

@@ -2,14 +2,14 @@
 import argparse
 import logging
 
-from fairseq_syntax.cli import run
+from fairseq_syntax.cli import prog_name, run
 
 logger = logging.getLogger("fairseq_syntax.parse")
 
 
 def get_parser():
     p = argparse.ArgumentParser(
-        prog="preprocess/parse.py",
+        prog=prog_name("parse"),
         description="Dependency-parse a text file (one sentence per line) into CoNLL-U, one tree per line. "
         "Use --pretokenized when the text is already whitespace-tokenised (the parser keeps those tokens).",
     )
