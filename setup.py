@@ -29,6 +29,8 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.9",
     packages=find_packages(include=["fairseq_syntax", "fairseq_syntax.*"]),
+    # fairseq-hydra-train configs of the named architectures (docs/hydra.md)
+    package_data={"fairseq_syntax": ["config/*.yaml"]},
     install_requires=install_requires,
     extras_require={
         "test": ["pytest", "pytest-xdist"],

@@ -55,10 +55,12 @@ token. The task collates target parents in the matching coordinates.
 
 Named architectures (presets) are in :mod:`fairseq_syntax.models.presets`.
 """
+from argparse import Namespace
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Set, Tuple
 
 import torch
+from omegaconf import OmegaConf
 from torch import nn
 
 from fairseq.distributed import fsdp_wrap
@@ -542,6 +544,12 @@ class SyntaxTransformerModel(TransformerModel):
 
     @classmethod
     def build_model(cls, args, task):
+        if OmegaConf.is_config(args):
+            # fairseq-hydra-train (and a checkpoint trained with it) hands a legacy model its DictConfig;
+            # fairseq's TransformerConfig.from_namespace keeps only TransformerConfig's fields of a DictConfig
+            # (it copies the other keys from vars(args), which a DictConfig does not have), so every syntax
+            # option would be dropped without a word: give the model the flat namespace fairseq-train gives
+            args = Namespace(**OmegaConf.to_container(args, resolve=True))
         model = super().build_model(args, task)
         dim = model.encoder.label_embed_dim
         if dim:

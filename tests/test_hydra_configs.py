@@ -1,0 +1,212 @@
+"""fairseq's conventions: a hydra config per named architecture (fairseq-hydra-train), every loss term in
+TensorBoard (--tensorboard-logdir), and no console script printing fairseq's "Please install tensorboardX"."""
+import argparse
+import glob
+import os
+import re
+import struct
+import subprocess
+
+
+from helpers import BIN, USER_DIR, env, run, tool
+
+CONFIG_DIR = os.path.join(USER_DIR, "config")
+#: the presets the papers' recipes train (the registry may hold more: every one must have a config)
+PAPER_PRESETS = {
+    "transformer_dbsa", "transformer_dbsa_enc", "transformer_dbsa_dec", "transformer_sisa", "transformer_rel",
+    "transformer_dep", "transformer_dep_rel", "transformer_pascal", "transformer_sh", "transformer_syncattn",
+    "lstm_luong", "cky_lstm", "transformer_dbsa_tiny", "transformer_sisa_tiny", "transformer_rel_tiny",
+    "transformer_dep_tiny", "transformer_dep_rel_tiny", "transformer_pascal_tiny", "transformer_sh_tiny",
+    "transformer_syncattn_tiny", "lstm_luong_tiny", "cky_lstm_tiny",
+}
+
+
+def _presets():
+    from fairseq_syntax.cli.hydra_configs import presets
+
+    return presets()
+
+
+def test_every_preset_has_a_config_with_the_papers_criterion():
+    from omegaconf import OmegaConf
+
+    archs = dict(_presets())
+    assert PAPER_PRESETS <= set(archs)
+    assert sorted(os.listdir(CONFIG_DIR)) == sorted(f"{a}.yaml" for a in archs)
+    for arch, model in archs.items():
+        cfg = OmegaConf.load(os.path.join(CONFIG_DIR, f"{arch}.yaml"))
+        m, crit = cfg.model, cfg.criterion
+        assert m._name == arch
+        assert OmegaConf.is_missing(cfg.task, "data")
+        assert cfg.common.user_dir == "fairseq_syntax"
+        if model == "attention_lstm":
+            assert cfg.task._name == "translation" and crit._name == "cross_entropy"
+            assert m.cky == ("cky" in arch) and m.embed_dim == (32 if arch.endswith("_tiny") else 256)
+            assert cfg.optimization.clip_norm == 3.0 and cfg.lr_scheduler._name == "fixed"
+            continue
+        assert cfg.task._name == "syntax_translation"
+        heads = bool(m.dbsa_encoder_layer) + bool(m.dbsa_decoder_layer)
+        if m.sync_layer:
+            assert crit._name == "label_smoothed_cross_entropy_with_sync"
+            assert (crit.dependency_lambda_enc, crit.dependency_lambda_dec, crit.sync_lambda) == (0.5, 0.5, 0.5)
+        elif heads:
+            assert crit._name == "label_smoothed_cross_entropy_with_dependency"
+            assert crit.dependency_lambda_enc == 1.0 and crit.dependency_normalization == "arcs"
+        else:
+            assert crit._name == "label_smoothed_cross_entropy"
+        assert crit.label_smoothing == 0.1 and cfg.optimizer._name == "adam"
+        assert cfg.lr_scheduler._name == "inverse_sqrt"
+        # the syntax fields the task must collate
+        assert ("parents" in cfg.task.source_syntax) == bool(m.dbsa_encoder_layer or m.pascal_layer)
+        assert ("parents" in cfg.task.target_syntax) == bool(m.dbsa_decoder_layer)
+        assert ("depths" in cfg.task.source_syntax) == bool(m.rel_dep_l)
+        assert ("labels" in cfg.task.source_syntax) == bool(m.label_embed_dim)
+
+
+def test_configs_are_what_the_generator_writes():
+    from fairseq_syntax.cli.hydra_configs import check
+
+    problems = check(CONFIG_DIR)
+    assert not problems, "run `python -m fairseq_syntax.cli.hydra_configs`:\n" + "\n".join(problems)
+
+
+def test_config_builds_the_model_fairseq_train_builds():
+    """The model a config's ``model`` section builds (as fairseq-hydra-train does: dataclass defaults merged
+    first, then the architecture function on the DictConfig) is the one ``fairseq-train --arch`` builds."""
+    from omegaconf import OmegaConf
+
+    from fairseq import models, options
+    from fairseq.data import Dictionary
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf, merge_with_parent
+
+    d = Dictionary()
+    for i in range(20):
+        d.add_symbol(f"w{i}")
+    task = argparse.Namespace(source_dictionary=d, target_dictionary=d, src_label_dict=d)
+    checked = 0
+    for arch, model in _presets():
+        if not (arch.endswith("_tiny") or model == "attention_lstm"):
+            continue
+        cfg = OmegaConf.load(os.path.join(CONFIG_DIR, f"{arch}.yaml")).model
+        dc = models.MODEL_DATACLASS_REGISTRY.get(model)
+        if dc is not None:
+            cfg = merge_with_parent(dc(), cfg)
+        from_config = models.build_model(cfg, task)
+        argv = ["DATA", "--task", "translation", "--arch", arch]
+        if model == "syntax_transformer":
+            argv.append("--share-all-embeddings")
+        args = options.parse_args_and_arch(options.get_training_parser(), argv)
+        from_argv = models.build_model(convert_namespace_to_omegaconf(args).model, task)
+        assert str(from_config) == str(from_argv), arch
+        shapes = [{k: tuple(v.shape) for k, v in m.state_dict().items()} for m in (from_config, from_argv)]
+        assert shapes[0] == shapes[1], arch
+        checked += 1
+    assert checked >= 10
+
+
+def _train_inner(log: str):
+    """{num_updates: {key: value}} of the train_inner lines of a simple-format log."""
+    out = {}
+    for line in log.splitlines():
+        if "train_inner" in line and "num_updates=" in line:
+            kv = dict(x.split("=", 1) for x in re.findall(r"(\w+=[^,\s]+)", line.split(" - ", 1)[-1]))
+            out[int(kv["num_updates"])] = kv
+    return out
+
+
+def test_fairseq_hydra_train_from_a_config(data_bin, tmp_path):
+    """Plain fairseq-hydra-train (no wrapper) trains transformer_dbsa_tiny from its config: 2 updates on CPU,
+    the parse-head losses logged, a checkpoint with the parse heads written."""
+    save = tmp_path / "ckpt"
+    p = run([tool("fairseq-hydra-train"), "--config-dir", CONFIG_DIR, "--config-name", "transformer_dbsa_tiny",
+             f"task.data={data_bin}", f"common.user_dir={USER_DIR}", f"checkpoint.save_dir={save}",
+             "checkpoint.no_epoch_checkpoints=true", "common.cpu=true", "common.log_interval=1", "common.seed=3",
+             "optimization.max_update=2", "dataset.batch_size=16", "dataset.num_workers=0",
+             "hydra.output_subdir=null"], cwd=str(tmp_path))
+    log = p.stdout + p.stderr
+    inner = _train_inner(log)
+    assert sorted(inner) == [1, 2], log[-3000:]
+    for kv in inner.values():
+        assert float(kv["dep_enc_loss"]) > 0 and float(kv["dep_dec_loss"]) > 0
+    assert "criterion: LabelSmoothedCrossEntropyWithDependencyCriterion" in log
+    assert (save / "checkpoint_last.pt").exists() and (save / "checkpoint_best.pt").exists()
+
+    import torch
+
+    import fairseq_syntax  # noqa: F401  (allow-lists the checkpoint's globals)
+
+    state = torch.load(save / "checkpoint_last.pt", map_location="cpu")
+    assert state["cfg"]["model"]["_name"] == "transformer_dbsa_tiny"
+    assert state["cfg"]["model"]["dbsa_encoder_layer"] == 2 and state["cfg"]["model"]["dbsa_decoder_layer"] == 2
+    heads = {k.split(".self_attn.")[0] for k in state["model"] if ".parse_head." in k}
+    assert heads == {"encoder.layers.1", "decoder.layers.1"}, sorted(state["model"])
+
+
+def _events(path):
+    """{tag: [(step, value)]} of one TensorBoard event file (TFRecord: length, crc, Event proto, crc)."""
+    from tensorboardX.proto import event_pb2
+
+    data = open(path, "rb").read()
+    tags, i = {}, 0
+    while i < len(data):
+        (n,) = struct.unpack("<Q", data[i:i + 8])
+        ev = event_pb2.Event()
+        ev.ParseFromString(data[i + 12:i + 12 + n])
+        i += 12 + n + 4
+        for v in ev.summary.value:
+            tags.setdefault(v.tag, []).append((ev.step, v.simple_value))
+    return tags
+
+
+def test_tensorboard_logs_every_loss_term(data_bin, tmp_path):
+    """--tensorboard-logdir: each loss term of the SyncAttn criterion (dep_enc_loss, dep_dec_loss, sync_loss)
+    is written for every update, for the epoch and for validation, with the values of the text log."""
+    tb = tmp_path / "tb"
+    p = run([tool("fairseq-train"), data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation",
+             "--arch", "transformer_syncattn_tiny", "--criterion", "label_smoothed_cross_entropy_with_sync",
+             "--label-smoothing", "0.1", "--optimizer", "adam", "--lr", "1e-3", "--max-tokens", "1000",
+             "--max-update", "3", "--cpu", "--no-save", "--log-format", "simple", "--log-interval", "1",
+             "--num-workers", "0", "--seed", "3", "--tensorboard-logdir", str(tb)])
+    inner = _train_inner(p.stdout + p.stderr)
+    assert sorted(inner) == [1, 2, 3]
+    terms = ("loss", "nll_loss", "dep_enc_loss", "dep_dec_loss", "sync_loss")
+    for split in ("train_inner", "train", "valid"):
+        files = glob.glob(str(tb / split / "events.out.tfevents.*"))
+        assert len(files) == 1, (split, os.listdir(tb))
+        tags = _events(files[0])
+        for term in terms:
+            assert term in tags, (split, sorted(tags))
+        if split == "train_inner":
+            for term in terms:
+                assert [s for s, _ in tags[term]] == [1, 2, 3]
+                for step, value in tags[term]:
+                    assert abs(value - float(inner[step][term])) <= 1e-3 * max(1.0, abs(value)), (term, step)
+        else:
+            assert [s for s, _ in tags["sync_loss"]] == [3]
+
+
+def _console_scripts():
+    root = os.path.dirname(USER_DIR)
+    with open(os.path.join(root, "setup.py")) as f:
+        return re.findall(r'"(fairseq-syntax-[a-z-]+)=', f.read())
+
+
+def test_no_console_script_prints_the_tensorboardX_hint():
+    """fairseq logs "Please install tensorboardX" when it imports its tasks (fairseq.tasks.text_to_speech)
+    in an interpreter without tensorboardX. The data tools run here one by one (they start without fairseq);
+    the model tools all import fairseq's tasks in this same interpreter, so fairseq-syntax-train --help (which
+    imports the plugin and every fairseq task, 5-10 s on this CPU) stands for them."""
+    from fairseq_syntax import _DATA_TOOLS
+
+    names = _console_scripts()
+    assert "fairseq-syntax-train" in names and len(names) >= 10
+    cmds = [[os.path.join(BIN, n), "--help"] for n in names if n in _DATA_TOOLS]
+    assert len(cmds) >= 5
+    cmds.append([os.path.join(BIN, "fairseq-syntax-train"), "--user-dir", USER_DIR, "--help"])
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env())
+             for c in cmds]
+    for cmd, proc in zip(cmds, procs):
+        out, _ = proc.communicate(timeout=300)
+        assert proc.returncode == 0, (cmd, out[-2000:])
+        assert "usage:" in out, cmd
+        assert "tensorboardX" not in out, (cmd, [x for x in out.splitlines() if "tensorboard" in x])
