@@ -151,12 +151,15 @@ def parse_side(args, raw, out, lang, side, shard=None):
     return res
 
 
-def _write_tokens(conllu, path, units):
+def _write_tokens(conllu, path, units, progress=False):
     """The whitespace-tokenised text of a CoNLL-U file (surface tokens or words)."""
+    from tqdm import tqdm
+
     from fairseq_syntax.data.conllu import read_conllu
 
     with open(path, "w", encoding="utf-8") as f:
-        for s in read_conllu(conllu):
+        for s in tqdm(read_conllu(conllu), desc=f"read {os.path.basename(conllu)}", unit="sent",
+                      disable=not progress, mininterval=1.0):
             f.write(" ".join(s.forms(units)) + "\n")
     return path
 
@@ -276,7 +279,8 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
             out = os.path.join(work, f"{split}.{lang}.conllu")
             parse_side(args, raw, out, lang, side)
             conllu = out
-        return _write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units), conllu
+        return _write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units,
+                             not args.no_progress), conllu
     if os.path.exists(raw):
         return _copy_text(raw, os.path.join(work, f"{split}.tok.{lang}")), None
     if os.path.exists(conllu):
