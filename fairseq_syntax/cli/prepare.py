@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 
-from fairseq_syntax.cli import run
+from fairseq_syntax.cli import prog_name, run
 from fairseq_syntax.errors import SyntaxDataError
 
 logger = logging.getLogger("fairseq_syntax.prepare")
@@ -38,13 +38,13 @@ logger = logging.getLogger("fairseq_syntax.prepare")
 
 def get_parser():
     p = argparse.ArgumentParser(
-        prog="preprocess/prepare.py",
+        prog=prog_name("prepare"),
         description="Parallel corpus (raw text and/or CoNLL-U) -> fairseq data-bin with aligned syntax. For each "
         "split prefix PREF and language L it reads PREF.L.conllu when present, else PREF.L (parsed if that side "
         "needs syntax). Then BPE (subword-nmt), fairseq-preprocess, align, binarize.",
     )
-    p.add_argument("--source-lang", "-s", required=True)
-    p.add_argument("--target-lang", "-t", required=True)
+    p.add_argument("--source-lang", "-s", required=True, help="source language code: files PREF.SRC[.conllu]")
+    p.add_argument("--target-lang", "-t", required=True, help="target language code: files PREF.TGT[.conllu]")
     p.add_argument("--trainpref", required=True, help="prefix of the training files (PREF.L or PREF.L.conllu)")
     p.add_argument("--validpref", default=None, help="prefix of the validation files")
     p.add_argument("--testpref", default=None, help="prefix of the test files")
