@@ -65,21 +65,46 @@ def _write(path, lines):
     return path
 
 
+def _cpu():
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class Timer:
+    """Wall and CPU seconds (this process and its finished children) of a block."""
+
+    def __enter__(self):
+        self.t0, self.c0 = time.perf_counter(), _cpu()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall, self.cpu = time.perf_counter() - self.t0, _cpu() - self.c0
+
+
+def _rates(n, timers, workers):
+    """Items/s (wall), speedup, and the CPU seconds spent: cpu[1] / cpu[N] is the parallel efficiency
+    (1.0: the N workers did the 1-worker work with no overhead), whatever else runs on the machine."""
+    rate = {w: round(n / timers[w].wall, 1) for w in workers}
+    cpu = {w: round(timers[w].cpu, 2) for w in workers}
+    return {"per_s": rate, "speedup": round(rate[workers[-1]] / rate[workers[0]], 2), "cpu_s": cpu,
+            "cpu_efficiency": round(cpu[workers[0]] / cpu[workers[-1]], 3),
+            "cpu_per_s": {w: round(n / timers[w].cpu, 1) for w in workers}}
+
+
 def parse_throughput(d, n, workers, chunk_size):
     """UDPipe sentences/s for each worker count; the outputs must be identical."""
     from fairseq_syntax.parsing.base import parse_chunked
 
     raw = _write(os.path.join(d, "parse.txt"), [_text(s) for s in _sentences(EWT_TRAIN)[:n]])
-    res, outs = {}, []
+    timers, outs = {}, []
     for w in workers:
         out = os.path.join(d, f"parse.w{w}.conllu")
-        t0 = time.perf_counter()
-        parse_chunked(raw, out, spec=("udpipe", {"model_path": UDPIPE_EN, "pretokenized": False}), workers=w,
-                      chunk_size=chunk_size, progress=False)
-        res[w] = round(n / (time.perf_counter() - t0), 1)
+        with Timer() as timers[w]:
+            parse_chunked(raw, out, spec=("udpipe", {"model_path": UDPIPE_EN, "pretokenized": False}), workers=w,
+                          chunk_size=chunk_size, progress=False)
         outs.append(open(out, "rb").read())
     assert all(o == outs[0] for o in outs), "outputs differ between worker counts"
-    return {"sentences": n, "sent_per_s": res, "speedup": round(res[workers[-1]] / res[workers[0]], 2)}
+    return {"sentences": n, "load_before": os.getloadavg()[0], **_rates(n, timers, workers)}
 
 
 def filter_throughput(d, n, workers, tool, chunk_size):
@@ -88,15 +113,14 @@ def filter_throughput(d, n, workers, tool, chunk_size):
     en, de = ([_text(s) for s in _sentences(PUD[lang])] for lang in ("en", "de"))
     a = _write(os.path.join(d, "filter.en"), _repeat(en, n))
     b = _write(os.path.join(d, "filter.de"), _repeat(de, n))
-    res, outs = {}, []
+    timers, outs = {}, []
     for w in workers:
         out = os.path.join(d, f"filter.w{w}.mask")
-        t0 = time.perf_counter()
-        language_keep_file(a, b, out, ("en", "de"), tool, workers=w, chunk_size=chunk_size)
-        res[w] = round(n / (time.perf_counter() - t0), 1)
+        with Timer() as timers[w]:
+            language_keep_file(a, b, out, ("en", "de"), tool, workers=w, chunk_size=chunk_size)
         outs.append(open(out, "rb").read())
     assert all(o == outs[0] for o in outs), "outputs differ between worker counts"
-    return {"tool": tool, "pairs": n, "pairs_per_s": res, "speedup": round(res[workers[-1]] / res[workers[0]], 2),
+    return {"tool": tool, "pairs": n, "load_before": os.getloadavg()[0], **_rates(n, timers, workers),
             "kept": outs[0].count(b"1")}
 
 
@@ -114,11 +138,13 @@ def bpe_throughput(d, n, workers, merges, learn_pairs):
         learn_bpe(fin, fout, merges, min_frequency=2)
     learn = {len(toks): round(time.perf_counter() - t0, 1)}
     text = _write(os.path.join(d, "bpe.text"), _repeat(toks, n))
-    res = {}
+    timers, outs = {}, []
     for w in workers:
-        t0 = time.perf_counter()
-        apply_bpe_file(codes, text, os.path.join(d, f"bpe.w{w}"), workers=w, progress=False)
-        res[w] = round(n / (time.perf_counter() - t0), 1)
+        with Timer() as timers[w]:
+            apply_bpe_file(codes, text, os.path.join(d, f"bpe.w{w}"), workers=w, progress=False)
+        outs.append(open(os.path.join(d, f"bpe.w{w}"), "rb").read())
+    assert all(o == outs[0] for o in outs), "outputs differ between worker counts"
+    res = _rates(n, timers, workers)
     learn.update(bpe_learn_real(d, merges))
     for pairs in learn_pairs:  # learn-bpe on the synthetic corpus, both sides joint, as prepare does
         raw = os.path.join(d, f"synth{pairs}")
@@ -134,7 +160,7 @@ def bpe_throughput(d, n, workers, merges, learn_pairs):
                 contextlib.redirect_stderr(io.StringIO()):
             learn_bpe(fin, fout, merges, min_frequency=2)
         learn[f"synthetic {pairs} pairs"] = round(time.perf_counter() - t0, 1)
-    return {"merges": merges, "apply_sentences": n, "apply_sent_per_s": res, "learn_s": learn}
+    return {"merges": merges, "apply_sentences": n, "apply": res, "learn_s": learn}
 
 
 def bpe_learn_real(d, merges):

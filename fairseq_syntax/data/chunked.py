@@ -253,37 +253,53 @@ def _chunks(items: Iterable, size: int, start_chunk: int = 0) -> Iterator[Tuple[
 
 # --- worker processes --------------------------------------------------------------------------------------
 _STATE: Any = None
+_INIT: Any = None
 
 
 def _init_worker(init, init_args):
-    global _STATE
+    """Worker start: remember how to build the state (built by the first task, so that a failure to build
+    it, e.g. a missing model file, comes back to the parent as that task's error)."""
+    global _INIT
     with contextlib.suppress(Exception):  # the parent handles Ctrl-C
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _STATE = init(*init_args)
+    _INIT = (init, init_args)
 
 
 def _call(task, first, items, task_args):
+    global _STATE, _INIT
+    if _INIT is not None:
+        init, init_args = _INIT
+        _STATE = init(*init_args) if init is not None else None
+        _INIT = None
     return task(_STATE, first, items, *task_args)
 
 
 @contextlib.contextmanager
 def worker_pool(workers: int, init, init_args):
-    """A spawned process pool whose workers import the plugin without fairseq (FAIRSEQ_SYNTAX_DATA_ONLY)."""
+    """Spawned worker processes (a ProcessPoolExecutor: a worker that dies, e.g. killed for memory, fails
+    the run instead of hanging it) that import the plugin without fairseq (FAIRSEQ_SYNTAX_DATA_ONLY)."""
+    from concurrent.futures import ProcessPoolExecutor
+
     old = os.environ.get("FAIRSEQ_SYNTAX_DATA_ONLY")
     os.environ["FAIRSEQ_SYNTAX_DATA_ONLY"] = "1"
-    try:
-        pool = multiprocessing.get_context("spawn").Pool(workers, _init_worker, (init, init_args))
-    finally:
-        if old is None:
-            del os.environ["FAIRSEQ_SYNTAX_DATA_ONLY"]
-        else:
-            os.environ["FAIRSEQ_SYNTAX_DATA_ONLY"] = old
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_init_worker, initargs=(init, init_args))
     try:
         yield pool
-        pool.close()
+    except BaseException:
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:  # do not wait for chunks nobody will commit
+            with contextlib.suppress(Exception):
+                p.terminate()
+        raise
+    else:
+        pool.shutdown(wait=True)
     finally:
-        pool.terminate()
-        pool.join()
+        if old is None:
+            os.environ.pop("FAIRSEQ_SYNTAX_DATA_ONLY", None)
+        else:
+            os.environ["FAIRSEQ_SYNTAX_DATA_ONLY"] = old
 
 
 def run_chunked(
@@ -377,13 +393,13 @@ def run_chunked(
                 with worker_pool(min(workers, len(todo)), init, init_args) as pool:
                     window: deque = deque()
                     for c, chunk in feed:
-                        window.append((c, pool.apply_async(_call, (task, c * chunk_size, chunk, task_args))))
+                        window.append((c, pool.submit(_call, task, c * chunk_size, chunk, task_args)))
                         while len(window) >= 2 * workers:
                             c0, r = window.popleft()
-                            commit(c0, r.get())
+                            commit(c0, r.result())
                     while window:
                         c0, r = window.popleft()
-                        commit(c0, r.get())
+                        commit(c0, r.result())
     processed = sum(sizes[c] for c in todo)
     if shard is not None:  # other shards may still be running: the run without --shard assembles
         return ChunkResult(n_items, sum(store.units(c) for c in mine), reused, processed, False)
