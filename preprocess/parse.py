@@ -3,9 +3,6 @@
 import os
 import sys
 
-# parsing needs none of the plugin's fairseq models: skip registering them (each start is seconds faster)
-os.environ.setdefault("FAIRSEQ_SYNTAX_DATA_ONLY", "1")
-
 try:
     import fairseq_syntax  # noqa: F401
 except ImportError:  # running from a checkout without installing
