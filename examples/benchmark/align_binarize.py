@@ -4,10 +4,12 @@
 Builds a synthetic corpus of N sentences (default 100k; gold CoNLL-U plus a
 BPE'd version where every word longer than 4 characters is split in two),
 then times
-  * the in-memory path that preprocess/prepare.py uses
-    (CoNLL-U + BPE -> aligned arrays -> mmap datasets), and
+  * the in-memory path (CoNLL-U + BPE -> aligned arrays -> mmap datasets),
   * the two command-line steps (align.py writes text files, binarize.py
-    reads them back and writes the mmap datasets).
+    reads them back and writes the mmap datasets), and
+  * the streaming path that preprocess/prepare.py uses (align_and_binarize:
+    sentence by sentence to the mmap datasets and the text files, memory
+    not growing with the corpus).
 
     OMP_NUM_THREADS=1 taskset -c 0 python examples/benchmark/align_binarize.py [--sentences 100000]
 """
@@ -73,7 +75,7 @@ def main(argv=None):
 def measure(sentences, treebank=None):
     """Seconds and sentences per second of the in-memory and the command-line align + binarize paths."""
     from fairseq_syntax.cli.align import main as align_main
-    from fairseq_syntax.cli.binarize import binarize_corpus
+    from fairseq_syntax.cli.binarize import align_and_binarize, binarize_corpus
     from fairseq_syntax.cli.binarize import main as binarize_main
     from fairseq_syntax.data.subword_align import align_corpus
 
@@ -84,6 +86,7 @@ def measure(sentences, treebank=None):
         t0 = time.perf_counter()
         corpus = align_corpus(conllu, bpe, progress=False)
         t1 = time.perf_counter()
+        n_subwords = len(corpus.words)
         binarize_corpus(corpus, os.path.join(d, "bin"), "train", "src", "tgt", "src")
         t2 = time.perf_counter()
         align_main(["--conllu", conllu, "--bpe", bpe, "-o", os.path.join(d, "al"), "--no-progress"])
@@ -91,17 +94,23 @@ def measure(sentences, treebank=None):
         binarize_main(["--aligned-prefix", os.path.join(d, "al"), "--destdir", os.path.join(d, "bin2"),
                        "--split", "train", "-s", "src", "-t", "tgt", "--lang", "src"])
         t4 = time.perf_counter()
+        del corpus
+        align_and_binarize(conllu, bpe, os.path.join(d, "bin3"), "train", "src", "tgt", "src",
+                           text_prefix=os.path.join(d, "st"), progress=False)
+        t5 = time.perf_counter()
     return {
         "input": treebank or "synthetic corpus",
         "sentences": n,
         "words": words,
-        "subwords": len(corpus.words),
+        "subwords": n_subwords,
         "in_memory_align_s": round(t1 - t0, 2),
         "in_memory_binarize_s": round(t2 - t1, 2),
         "in_memory_sent_per_s": round(n / (t2 - t0)),
         "cli_align_s": round(t3 - t2, 2),
         "cli_binarize_s": round(t4 - t3, 2),
         "cli_sent_per_s": round(n / (t4 - t2)),
+        "streaming_s": round(t5 - t4, 2),
+        "streaming_sent_per_s": round(n / (t5 - t4)),
     }
 
 

@@ -91,6 +91,32 @@ def _rates(n, timers, workers):
             "cpu_per_s": {w: round(n / timers[w].cpu, 1) for w in workers}}
 
 
+def _spin(n):
+    x = 0
+    for i in range(n):
+        x += i * i
+    return x
+
+
+def machine_scaling(workers, n=20_000_000):
+    """The control: wall-clock speedup of N pure-Python CPU spinners over one, at this moment. On an idle
+    machine with N free cores it is N; when other programs hold cores it is what any N-worker step can
+    reach, so a step's speedup is to be read against it."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    t0 = time.perf_counter()
+    _spin(n)
+    one = time.perf_counter() - t0
+    w = workers[-1]
+    with ProcessPoolExecutor(w, mp_context=multiprocessing.get_context("spawn")) as ex:
+        list(ex.map(_spin, [10] * w))
+        t0 = time.perf_counter()
+        list(ex.map(_spin, [n] * w))
+        many = time.perf_counter() - t0
+    return round(w * one / many, 2)
+
+
 def parse_throughput(d, n, workers, chunk_size):
     """UDPipe sentences/s for each worker count; the outputs must be identical."""
     from fairseq_syntax.parsing.base import parse_chunked
@@ -272,7 +298,10 @@ def main(argv=None):
     args = p.parse_args(argv)
     only = set(args.only.split(","))
     workers = [int(x) for x in args.workers.split(",")]
-    res = {"cpus": os.cpu_count()}
+    res = {"cpus": os.cpu_count(), "load_average": os.getloadavg()[0]}
+    if only & {"parse", "filter", "bpe"}:
+        res["control_speedup"] = machine_scaling(workers)
+        print(f"control: {workers[-1]} CPU spinners run {res['control_speedup']}x as fast as one", flush=True)
     with tempfile.TemporaryDirectory(dir=args.workdir) as d:
         if "parse" in only:
             res["parse_udpipe"] = parse_throughput(d, args.parse_sentences, workers, args.chunk_size)
