@@ -52,7 +52,9 @@ def train_cmd(data, save_dir, extra=(), updates=4, arch=TINY_TRANSFORMER):
 def generate_cmd(data, checkpoint, extra=()):
     return [
         tool("fairseq-generate"), data, "--user-dir", USER_DIR, "--task", "syntax_translation",
-        "--path", checkpoint, "--beam", "4", "--batch-size", "16", "--remove-bpe", "--cpu", *extra,
+        "--path", checkpoint, "--beam", "4", "--batch-size", "16", "--remove-bpe", "--cpu",
+        # models of a few updates emit garbage up to the length limit (200 steps x beam): cap it
+        "--max-len-a", "1.2", "--max-len-b", "4", *extra,
     ]
 
 
