@@ -7,8 +7,6 @@ import io
 import json
 from typing import Callable, Dict, List, Sequence, Tuple
 
-from tqdm import tqdm
-
 from fairseq_syntax.data.conllu import Sentence, write_conllu
 from fairseq_syntax.data.tree import check_tree
 from fairseq_syntax.errors import SyntaxDataError
