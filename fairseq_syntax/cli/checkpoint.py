@@ -56,3 +56,15 @@ def one_sentence_batch(dataset, index, split, device=None):
     if device is not None and device.type == "cuda":
         batch = utils.move_to_cuda(batch)
     return batch
+
+
+def add_parse_head_args(p):
+    """The options of the commands that read a model's parse heads (induce-parses, plot heads)."""
+    p.add_argument("--decode", choices=["mst", "argmax"], default="mst",
+                   help="how a word tree is decoded from a parse head: mst (default): the best single-rooted tree "
+                   "under the head's word-level scores (Chu-Liu-Edmonds); argmax: each word's most attended head "
+                   "(may not form a tree)")
+    p.add_argument("--decoder-rows", choices=["predicting", "input"], default=None,
+                   help="override the checkpoint's --dbsa-decoder-rows (default: as trained; checkpoints from "
+                   "before that option existed were trained with 'input' rows)")
+    p.add_argument("--cpu", action="store_true", help="run on CPU even if a GPU is available")

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from fairseq_syntax.cli import run
+from fairseq_syntax.cli.checkpoint import add_parse_head_args
 from fairseq_syntax.data.conllu import Sentence, write_conllu
 from fairseq_syntax.data.parent_strategies import word_spans
 
@@ -42,13 +43,7 @@ def get_parser():
     p.add_argument("--output-prefix", default=None,
                    help="write PREFIX.{src,tgt}.conllu with the predicted trees (default: do not write)")
     p.add_argument("--max-tokens", type=int, default=4000, help="batch size in tokens (default 4000)")
-    p.add_argument("--decode", choices=["mst", "argmax"], default="mst",
-                   help="mst (default): the best single-rooted tree under the head's word-level scores "
-                   "(Chu-Liu-Edmonds); argmax: each word's most attended head (may not form a tree)")
-    p.add_argument("--decoder-rows", choices=["predicting", "input"], default=None,
-                   help="override the checkpoint's --dbsa-decoder-rows (default: as trained; checkpoints from "
-                   "before that option existed were trained with 'input' rows)")
-    p.add_argument("--cpu", action="store_true", help="run on CPU even if a GPU is available")
+    add_parse_head_args(p)
     return p
 
 

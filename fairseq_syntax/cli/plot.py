@@ -45,6 +45,7 @@ import textwrap
 import numpy as np
 
 from fairseq_syntax.cli import run
+from fairseq_syntax.cli.checkpoint import add_parse_head_args
 
 METADATA_KEY = "fairseq-syntax-plot"
 
@@ -77,14 +78,8 @@ def get_parser():
     h.add_argument("--path", required=True, help="checkpoint of a model with DBSA/SISA/SyncAttn parse heads")
     h.add_argument("--side", choices=["both", "encoder", "decoder"], default="both",
                    help="which parse heads to draw (default both: every head the model has)")
-    h.add_argument("--decode", choices=["mst", "argmax"], default="mst",
-                   help="how the induced word tree is decoded, as in fairseq-syntax-induce-parses: mst (default, "
-                   "Chu-Liu-Edmonds over word-level scores) or argmax (each word's most attended head)")
-    h.add_argument("--decoder-rows", choices=["predicting", "input"], default=None,
-                   help="override the checkpoint's --dbsa-decoder-rows (default: as trained; checkpoints from "
-                   "before that option existed were trained with 'input' rows)")
     h.add_argument("--user-dir", default=None, help="plugin directory to import (default: this package)")
-    h.add_argument("--cpu", action="store_true", help="run on CPU even if a GPU is available")
+    add_parse_head_args(h)
 
     d = sub.add_parser("pascal", help="PASCAL's parent-scaled Gaussian weights D^p of one sentence",
                        description="PASCAL's D^p (Bugliarello & Okazaki 2020, Eq. 6) of one source sentence: row t "
