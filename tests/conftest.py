@@ -28,3 +28,18 @@ def data_bin(tmp_path_factory):
     from helpers import synthetic_data_bin
 
     return synthetic_data_bin(str(tmp_path_factory.mktemp("e2e")), 300, 30, 21, merges=300, seed=5)
+
+
+#: the longest tests (a minute or more on a 2-core CPU) start first, so that no worker is left running
+#: one of them alone at the end of the suite
+SLOW_FIRST = ("test_recipes.py::test_recipe_runs_offline_on_its_sample[aspec-ja-en]",
+              "test_recipes.py::test_recipe_reads_local_data", "test_recipes.py::test_recipe_runs_offline",
+              "test_parsers.py::test_ginza", "test_multi30k_recipe.py::test_multi30k_recipe_on_real_slice",
+              "test_cky_e2e.py", "test_real_data.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        return next((i for i, key in enumerate(SLOW_FIRST) if key in item.nodeid), len(SLOW_FIRST))
+
+    items.sort(key=rank)  # stable: the order within each group is kept

@@ -15,16 +15,48 @@ TINY_TRANSFORMER = [
 ]
 
 
-def env():
+FORKSERVER_DIR = os.path.join(ROOT, "tests", "forkserver")
+_forkserver = {}
+
+
+def forkserver_socket():
+    """The socket of this test process's fork server (tests/forkserver), started on first use; None when
+    FAIRSEQ_SYNTAX_TEST_FORKSERVER=0. Commands run through it skip the ~5 s torch + fairseq import."""
+    if os.environ.get("FAIRSEQ_SYNTAX_TEST_FORKSERVER", "1") == "0":
+        return None
+    if "socket" not in _forkserver:
+        import atexit
+        import tempfile
+
+        d = tempfile.mkdtemp(prefix="fsx-forkserver-")
+        path = os.path.join(d, "socket")
+        log = open(os.path.join(d, "server.log"), "w")
+        proc = subprocess.Popen([sys.executable, os.path.join(FORKSERVER_DIR, "server.py"), path, USER_DIR],
+                                env=env(forkserver=False), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        atexit.register(proc.kill)
+        _forkserver["socket"] = path
+    return _forkserver["socket"]
+
+
+def env(forkserver=True):
+    """The environment of the commands tests run. With forkserver (the default), Python processes that
+    run a fairseq program are handed to the fork server (tests/forkserver/sitecustomize.py); every other
+    process runs as usual."""
     e = dict(os.environ)
     e.setdefault("OMP_NUM_THREADS", "1")
     e["PYTHONWARNINGS"] = "ignore"
+    e["PYTHONPATH"] = os.pathsep.join(p for p in (FORKSERVER_DIR, e.get("PYTHONPATH")) if p)
+    e.pop("FAIRSEQ_SYNTAX_FORKSERVER", None)
+    socket = forkserver_socket() if forkserver else None
+    if socket:
+        e["FAIRSEQ_SYNTAX_FORKSERVER"] = socket
     return e
 
 
-def run(cmd, check=True, input=None, cwd=None):
-    """Run a command; on failure show its output in the assertion."""
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env(), input=input, cwd=cwd or ROOT)
+def run(cmd, check=True, input=None, cwd=None, forkserver=True):
+    """Run a command; on failure show its output in the assertion. forkserver=False: every process it
+    starts is a fresh interpreter (for tests of start-up and exit behaviour)."""
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env(forkserver), input=input, cwd=cwd or ROOT)
     if check and p.returncode != 0:
         raise AssertionError(f"command failed ({p.returncode}): {' '.join(cmd)}\n--- stdout\n{p.stdout[-4000:]}\n"
                              f"--- stderr\n{p.stderr[-6000:]}")

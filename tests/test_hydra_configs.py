@@ -203,7 +203,8 @@ def test_no_console_script_prints_the_tensorboardX_hint():
     cmds = [[os.path.join(BIN, n), "--help"] for n in names if n in _DATA_TOOLS]
     assert len(cmds) >= 5
     cmds.append([os.path.join(BIN, "fairseq-syntax-train"), "--user-dir", USER_DIR, "--help"])
-    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env())
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env(forkserver=False))  # fresh interpreters: what a user starts
              for c in cmds]
     for cmd, proc in zip(cmds, procs):
         out, _ = proc.communicate(timeout=300)

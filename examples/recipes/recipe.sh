@@ -269,6 +269,12 @@ recipe_train() {
   [ -n "${EXTRA_TRAIN_ARGS:-}" ] && read -r -a extra <<< "$EXTRA_TRAIN_ARGS"
   local -a cmd opts batch
   words opts "${TRAIN[$m]}"; words batch "$(batch_args "${BATCH[$m]}")"
+  if [ "$SAMPLE" = 1 ]; then  # validation BLEU of a 2-update model: cap its output length as evaluate does
+    local i
+    for i in "${!opts[@]}"; do
+      [ "${opts[$i]}" = --eval-bleu-args ] && opts[i+1]="${opts[i+1]%\}}, \"max_len_a\": 1.2, \"max_len_b\": 4}"
+    done
+  fi
   cmd=(fairseq-syntax-train "$bin" --user-dir "$ROOT/fairseq_syntax" --task "${TASK[$m]:-syntax_translation}"
        "${opts[@]}" "${batch[@]}" --save-dir "$WORK/checkpoints/$m"
        --log-format simple --log-interval 100 "${sample[@]}" "${extra[@]}" "$@")
