@@ -6,13 +6,14 @@
 #      source tree: a prepositional phrase moves with its attachment),
 #   2. prepares a data-bin with preprocess/prepare.py (BPE, fairseq-preprocess, tree alignment,
 #      syntax binarization),
-#   3. trains, on CPU, at the same number of updates and seed: fairseq's transformer; the same
-#      transformer with dependency relative positions from the source parse in the encoder (Omote et al.
-#      2019, with Shaw et al.'s linear positions on both sides: transformer_dep_rel); and DBSA
-#      (Deguchi et al. 2019), whose parse heads in encoder and decoder layer 2 learn to parse,
-#   4. translates the test set with fairseq-generate (beam 4) and prints sacreBLEU of each, with the
-#      difference to the transformer, and the UAS of DBSA's parse heads on the test set
-#      (fairseq-syntax-induce-parses),
+#   3. trains three models side by side (one CPU thread each) at the same number of updates and seed:
+#      fairseq's transformer; the same transformer with dependency relative positions from the source
+#      parse in the encoder (Omote et al. 2019, with Shaw et al.'s linear positions on both sides:
+#      transformer_dep_rel); and DBSA (Deguchi et al. 2019), whose parse heads in encoder and decoder
+#      layer 2 learn to parse,
+#   4. translates the test set with fairseq-generate (beam 4; the three side by side), prints sacreBLEU
+#      of each with the difference to the transformer, and the UAS of DBSA's parse heads on the test
+#      set (fairseq-syntax-induce-parses),
 #   5. translates a new sentence (generated like the corpus, in none of its splits) with
 #      fairseq-interactive, its parse given by the CoNLL-U lookup parser (--inference-parser conllu;
 #      udpipe or stanza parse real text).
@@ -39,9 +40,11 @@ mkdir -p "$DIR"
 quiet() { grep -v "tensorboardX\|^INFO\|^20[0-9-]* [0-9:,]* | INFO" || true; }
 
 echo "== 1/5 synthetic corpus -> $DIR/raw"
+# and, beside it, new sentences for step 5: the same generator run further (same vocabulary), test sentences
+# 501-560
+python preprocess/synth.py -o "$DIR/new" --seed "$SEED" --train "$TRAIN" --valid 500 --test 560 > "$DIR/new.log" 2>&1 &
 python preprocess/synth.py -o "$DIR/raw" --seed "$SEED" --train "$TRAIN" --valid 500 --test 500 2>&1 | quiet
-# new sentences for step 5: the same generator run further (same vocabulary); test sentences 501-560
-python preprocess/synth.py -o "$DIR/new" --seed "$SEED" --train "$TRAIN" --valid 500 --test 560 2>&1 | quiet
+wait $! || { cat "$DIR/new.log" >&2; exit 1; }
 
 echo "== 2/5 prepare (BPE, fairseq-preprocess, align, binarize) -> $DIR/data-bin"
 python preprocess/prepare.py -s src -t tgt \
@@ -52,35 +55,74 @@ test -f "$DIR/data-bin/train.src-tgt.src.heads.idx"
 SIZE=(--encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 128 --decoder-embed-dim 128
       --encoder-ffn-embed-dim 256 --decoder-ffn-embed-dim 256 --encoder-attention-heads 4 --decoder-attention-heads 4)
 
-train() {  # $1 = name, $2 = criterion, remaining = model options
+train() {  # $1 = name, $2 = criterion, remaining = model options: starts it in the background
   local name=$1 criterion=$2; shift 2
-  echo "== 3/5 train $name ($UPDATES updates, $criterion)"
   fairseq-train "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
     "$@" --share-all-embeddings --dropout 0.1 \
     --optimizer adam --adam-betas '(0.9, 0.98)' --lr 2e-3 --lr-scheduler inverse_sqrt --warmup-updates 100 \
     --criterion "$criterion" --label-smoothing 0.1 \
     --max-tokens 4096 --max-update "$UPDATES" --seed "$SEED" --cpu \
     --save-dir "$DIR/checkpoints/$name" --no-epoch-checkpoints \
-    --log-format simple --log-interval 100 --validate-interval-updates 1000000 --disable-validation \
-    2>&1 | grep -E "\| epoch [0-9]+:? +[0-9]+ / |done training|Error|error" || true
-  test -f "$DIR/checkpoints/$name/checkpoint_last.pt"
+    --log-format simple --log-interval 25 --validate-interval-updates 1000000 --disable-validation \
+    > "$DIR/train.$name.log" 2>&1 &
+  PIDS+=($!)
 }
 
-bleu() {  # $1 = name: translate the test set, print and return sacreBLEU
-  local name=$1 ck="$DIR/checkpoints/$1/checkpoint_last.pt"
-  fairseq-generate "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
-    --path "$ck" --beam 4 --batch-size 128 --remove-bpe --cpu > "$DIR/gen.$name.out" 2> "$DIR/gen.$name.log"
-  grep '^H-' "$DIR/gen.$name.out" | sort -t- -k2,2n | cut -f3 > "$DIR/hyp.$name.txt"
-  grep '^T-' "$DIR/gen.$name.out" | sort -t- -k2,2n | cut -f2 > "$DIR/ref.txt"
-  sacrebleu "$DIR/ref.txt" -i "$DIR/hyp.$name.txt" -m bleu -b -w 2
+progress() {  # one line: each model's updates so far
+  local line="" name n
+  for name in "${MODELS[@]}"; do
+    n=$(grep -o "num_updates[= ][0-9]*" "$DIR/train.$name.log" 2>/dev/null | tail -1 | grep -o "[0-9]*$" || true)
+    line+="$(printf '%-12s %4s/%s   ' "$name" "${n:-0}" "$UPDATES")"
+  done
+  echo "   $line"
 }
 
+MODELS=(transformer dep_rel dbsa)
+PIDS=()
+echo "== 3/5 train ${MODELS[*]} side by side ($UPDATES updates each, seed $SEED, one thread each;" \
+     "logs: $DIR/train.*.log)"
 train transformer label_smoothed_cross_entropy --arch transformer "${SIZE[@]}"
 train dep_rel label_smoothed_cross_entropy --arch transformer_dep_rel "${SIZE[@]}"
 train dbsa label_smoothed_cross_entropy_with_dependency --arch transformer_dbsa "${SIZE[@]}" \
   --dbsa-encoder-layer 2 --dbsa-decoder-layer 2
+last=""
+while kill -0 "${PIDS[@]}" 2>/dev/null; do
+  sleep 10
+  now=$(progress)
+  [ "$now" = "$last" ] || echo "$now"
+  last=$now
+done
+for i in "${!MODELS[@]}"; do
+  if ! wait "${PIDS[$i]}" || ! test -f "$DIR/checkpoints/${MODELS[$i]}/checkpoint_last.pt"; then
+    tail -20 "$DIR/train.${MODELS[$i]}.log" >&2
+    echo "training ${MODELS[$i]} failed (log: $DIR/train.${MODELS[$i]}.log)" >&2
+    exit 1
+  fi
+  grep -h "done training" "$DIR/train.${MODELS[$i]}.log" | sed "s/.*| /   ${MODELS[$i]}: /"
+done
+
+generate() {  # $1 = name: translate the test set (beam 4) into $DIR/hyp.$1.txt
+  local name=$1
+  fairseq-generate "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
+    --path "$DIR/checkpoints/$name/checkpoint_last.pt" --beam 4 --batch-size 128 --remove-bpe --cpu \
+    > "$DIR/gen.$name.out" 2> "$DIR/gen.$name.log" || { tail -5 "$DIR/gen.$name.log" >&2; return 1; }
+  grep '^H-' "$DIR/gen.$name.out" | sort -t- -k2,2n | cut -f3 > "$DIR/hyp.$name.txt"
+  grep '^T-' "$DIR/gen.$name.out" | sort -t- -k2,2n | cut -f2 > "$DIR/ref.$name.txt"
+}
 
 echo "== 4/5 fairseq-generate (beam 4), 500 test sentences, $UPDATES updates each, seed $SEED"
+PIDS=()
+for name in "${MODELS[@]}"; do
+  generate "$name" &
+  PIDS+=($!)
+done
+python -m fairseq_syntax.cli.induce_parses "$DIR/data-bin" --path "$DIR/checkpoints/dbsa/checkpoint_last.pt" \
+  --split test --output-prefix "$DIR/induced/test" --cpu > "$DIR/induce.log" 2>&1 &
+PIDS+=($!)
+for pid in "${PIDS[@]}"; do
+  wait "$pid"
+done
+bleu() { sacrebleu "$DIR/ref.$1.txt" -i "$DIR/hyp.$1.txt" -m bleu -b -w 2; }
 base=$(bleu transformer)
 printf '%-62s sacreBLEU %6.2f\n' "transformer" "$base"
 for name in dep_rel dbsa; do
@@ -89,8 +131,7 @@ for name in dep_rel dbsa; do
   [ $name = dbsa ] && what="dbsa: + parse heads that learn to parse (Deguchi 2019)"
   printf '%-62s sacreBLEU %6.2f  (%+.2f)\n' "$what" "$b" "$(python -c "print($b - $base)")"
 done
-python -m fairseq_syntax.cli.induce_parses "$DIR/data-bin" --path "$DIR/checkpoints/dbsa/checkpoint_last.pt" \
-  --split test --output-prefix "$DIR/induced/test" --cpu 2>/dev/null | grep -E "^UAS" | sed 's/^/dbsa: /'
+grep -E "^UAS" "$DIR/induce.log" | sed 's/^/dbsa: /'
 echo "(dep_rel reads the source tree; DBSA must first learn it: its parse losses slow early training, and after"
 echo " 2000 updates it is level with the transformer. docs/benchmarks.md: every model at 2000 updates.)"
 
@@ -116,14 +157,18 @@ open(f"{d}/new.ref", "w", encoding="utf-8").write(tgt[i] + "\n")
 print("source   ", line)
 print("its parse", " ".join(f"{w}<-{sent.words[h - 1] if h else 'ROOT'}" for w, h in zip(sent.words, sent.heads)))
 PY
-interactive() {  # $1 = name
+interactive() {  # $1 = name: its translation of the new sentence into $DIR/new.$1.txt
   fairseq-interactive "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation -s src -t tgt \
     --path "$DIR/checkpoints/$1/checkpoint_last.pt" --beam 4 --cpu \
     --bpe subword_nmt --bpe-codes "$DIR/data-bin/work/bpe.codes.joint" \
-    --inference-parser conllu --inference-parser-model "$DIR/new.src.conllu" < "$DIR/new.src" 2> "$DIR/interactive.$1.log" \
-    | grep '^D-' | cut -f3
+    --inference-parser conllu --inference-parser-model "$DIR/new.src.conllu" < "$DIR/new.src" \
+    > "$DIR/interactive.$1.out" 2> "$DIR/interactive.$1.log" || { tail -5 "$DIR/interactive.$1.log" >&2; return 1; }
+  grep '^D-' "$DIR/interactive.$1.out" | cut -f3 > "$DIR/new.$1.txt"
 }
+interactive transformer &
+interactive dep_rel
+wait $!
 echo "reference   $(cat "$DIR/new.ref")"
-echo "transformer $(interactive transformer)"
-echo "dep_rel     $(interactive dep_rel)"
+echo "transformer $(cat "$DIR/new.transformer.txt")"
+echo "dep_rel     $(cat "$DIR/new.dep_rel.txt")"
 echo "total wall time: $(( $(date +%s) - start ))s"
