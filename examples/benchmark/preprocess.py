@@ -6,6 +6,7 @@ Prints (and writes as JSON with --json):
 * ``parse``: UDPipe 1 parse throughput (sentences/s) with 1 and 2 worker processes, raw text of UD English
   EWT train (``../shared/data``) with ``../shared/models/en_ewt_udpipe_small.udpipe``; wall time of
   ``parse_chunked`` as ``prepare`` and ``parse.py`` run it (worker start and model loading included);
+  and, as its control, N independent processes calling ufal.udpipe alone on n/N sentences each;
 * ``filter``: language-identification throughput (pairs/s) with 1 and 2 workers, UD PUD English-German
   sentence pairs repeated (langdetect by default: the slower tool, the PASCAL recipes');
 * ``bpe``: subword-nmt BPE application (sentences/s) with 1 and 2 workers (EWT train tokens repeated,
@@ -131,6 +132,42 @@ def parse_throughput(d, n, workers, chunk_size):
         outs.append(open(out, "rb").read())
     assert all(o == outs[0] for o in outs), "outputs differ between worker counts"
     return {"sentences": n, "load_before": os.getloadavg()[0], **_rates(n, timers, workers)}
+
+
+def _udpipe_worker(lines, barrier, results):
+    from ufal.udpipe import Model, Pipeline, ProcessingError
+
+    model = Model.load(UDPIPE_EN)
+    pipeline = Pipeline(model, "tokenize", Pipeline.DEFAULT, Pipeline.DEFAULT, "conllu")
+    error = ProcessingError()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for line in lines:
+        pipeline.process(line, error)
+    results.put((t0, time.perf_counter()))
+
+
+def udpipe_process_scaling(n, workers):
+    """The parse step's own control: N independent processes that only call ufal.udpipe (model loaded
+    before the clock starts; no chunks, no files, no pipes) on n/N sentences each, against one process on
+    all n. If these fall short of the CPU spinners too, the shortfall is the parser's on this machine
+    (shared caches and memory bandwidth), not the chunking's."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    lines = [_text(s) for s in _sentences(EWT_TRAIN)[:n]]
+    walls = {}
+    for w in workers:
+        barrier, results = ctx.Barrier(w), ctx.Queue()
+        procs = [ctx.Process(target=_udpipe_worker, args=(lines[i::w], barrier, results)) for i in range(w)]
+        for p in procs:
+            p.start()
+        spans = [results.get() for _ in procs]
+        for p in procs:
+            p.join()
+        walls[w] = max(t1 for _, t1 in spans) - min(t0 for t0, _ in spans)
+    return {"sentences": n, "per_s": {w: round(n / walls[w], 1) for w in workers},
+            "speedup": round(walls[workers[0]] / walls[workers[-1]], 2)}
 
 
 def filter_throughput(d, n, workers, tool, chunk_size):
@@ -306,6 +343,8 @@ def main(argv=None):
         if "parse" in only:
             res["parse_udpipe"] = parse_throughput(d, args.parse_sentences, workers, args.chunk_size)
             print("parse (UDPipe):", res["parse_udpipe"], flush=True)
+            res["udpipe_processes"] = udpipe_process_scaling(args.parse_sentences, workers)
+            print("control: independent ufal.udpipe processes:", res["udpipe_processes"], flush=True)
         if "filter" in only:
             res["language_filter"] = filter_throughput(d, args.filter_pairs, workers, args.filter_tool,
                                                        args.chunk_size)
