@@ -33,7 +33,15 @@ def forkserver_socket():
         log = open(os.path.join(d, "server.log"), "w")
         proc = subprocess.Popen([sys.executable, os.path.join(FORKSERVER_DIR, "server.py"), path, USER_DIR],
                                 env=env(forkserver=False), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        atexit.register(proc.kill)
+        def stop():
+            import shutil
+
+            proc.kill()
+            proc.wait()
+            log.close()
+            shutil.rmtree(d, ignore_errors=True)
+
+        atexit.register(stop)
         _forkserver["socket"] = path
     return _forkserver["socket"]
 
