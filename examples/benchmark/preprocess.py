@@ -6,7 +6,7 @@ Prints (and writes as JSON with --json):
 * ``parse``: UDPipe 1 parse throughput (sentences/s) with 1 and 2 worker processes, raw text of UD English
   EWT train (``../shared/data``) with ``../shared/models/en_ewt_udpipe_small.udpipe``; wall time of
   ``parse_chunked`` as ``prepare`` and ``parse.py`` run it (worker start and model loading included);
-  and, as its control, N independent processes calling ufal.udpipe alone on n/N sentences each;
+  and, as its control, N independent processes running the UDPipe backend alone on n/N sentences each;
 * ``filter``: language-identification throughput (pairs/s) with 1 and 2 workers, UD PUD English-German
   sentence pairs repeated (langdetect by default: the slower tool, the PASCAL recipes');
 * ``bpe``: subword-nmt BPE application (sentences/s) with 1 and 2 workers (EWT train tokens repeated,
@@ -135,22 +135,20 @@ def parse_throughput(d, n, workers, chunk_size):
 
 
 def _udpipe_worker(lines, barrier, results):
-    from ufal.udpipe import Model, Pipeline, ProcessingError
+    from fairseq_syntax.parsing.udpipe_backend import UDPipeParser
 
-    model = Model.load(UDPIPE_EN)
-    pipeline = Pipeline(model, "tokenize", Pipeline.DEFAULT, Pipeline.DEFAULT, "conllu")
-    error = ProcessingError()
+    parser = UDPipeParser(model_path=UDPIPE_EN)
     barrier.wait()
     t0 = time.perf_counter()
-    for line in lines:
-        pipeline.process(line, error)
+    for i in range(0, len(lines), 256):  # the batches parse_chunked gives the backend
+        parser.parse(lines[i:i + 256])
     results.put((t0, time.perf_counter()))
 
 
 def udpipe_process_scaling(n, workers):
-    """The parse step's own control: N independent processes that only call ufal.udpipe (model loaded
-    before the clock starts; no chunks, no files, no pipes) on n/N sentences each, against one process on
-    all n. If these fall short of the CPU spinners too, the shortfall is the parser's on this machine
+    """The parse step's own control: N independent processes that only run the UDPipe backend (model
+    loaded before the clock starts; no chunks, no files, no pipes) on n/N sentences each, against one
+    process on all n. If these fall short of the CPU spinners too, the shortfall is the parser's on this machine
     (shared caches and memory bandwidth), not the chunking's."""
     import multiprocessing
 
@@ -344,7 +342,7 @@ def main(argv=None):
             res["parse_udpipe"] = parse_throughput(d, args.parse_sentences, workers, args.chunk_size)
             print("parse (UDPipe):", res["parse_udpipe"], flush=True)
             res["udpipe_processes"] = udpipe_process_scaling(args.parse_sentences, workers)
-            print("control: independent ufal.udpipe processes:", res["udpipe_processes"], flush=True)
+            print("control: independent UDPipe backend processes:", res["udpipe_processes"], flush=True)
         if "filter" in only:
             res["language_filter"] = filter_throughput(d, args.filter_pairs, workers, args.filter_tool,
                                                        args.chunk_size)
