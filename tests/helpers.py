@@ -33,6 +33,7 @@ def forkserver_socket():
         log = open(os.path.join(d, "server.log"), "w")
         proc = subprocess.Popen([sys.executable, os.path.join(FORKSERVER_DIR, "server.py"), path, USER_DIR],
                                 env=env(forkserver=False), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+
         def stop():
             import shutil
 

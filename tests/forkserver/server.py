@@ -19,8 +19,8 @@ import socket
 import struct
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sitecustomize import ROUTED_SCRIPTS  # noqa: E402
+#: console script name -> entry point, read from the installed packages when the server starts
+SCRIPTS = {}
 
 
 def preload(user_dir):
@@ -31,6 +31,9 @@ def preload(user_dir):
     from fairseq import checkpoint_utils, sequence_generator, trainer, utils  # noqa: F401
 
     utils.import_user_module(Namespace(user_dir=user_dir))
+    from importlib.metadata import entry_points
+
+    SCRIPTS.update((e.name, e) for e in entry_points(group="console_scripts"))
     warm_up()
 
 
@@ -83,7 +86,6 @@ def recv_exact(conn, n):
 def run_command(request, fds):
     """In the command's child: become the process the client would have been, run, exit."""
     import atexit
-    import importlib
     import runpy
     import traceback
 
@@ -110,8 +112,10 @@ def run_command(request, fds):
         if request["kind"] == "script":
             sys.argv = [request["what"], *request["args"]]
             sys.path[0] = os.path.dirname(request["what"])
-            module, attr = ROUTED_SCRIPTS[os.path.basename(request["what"])].split(":")
-            sys.exit(getattr(importlib.import_module(module), attr)())
+            name = os.path.basename(request["what"])
+            if name not in SCRIPTS:
+                sys.exit(f"fork server: no installed console script named {name}")
+            sys.exit(SCRIPTS[name].load()())
         sys.argv = [request["what"], *request["args"]]
         if request["kind"] == "path":
             sys.path[0] = os.path.dirname(request["what"])

@@ -2,8 +2,8 @@
 
 Only active where the tests put this directory on PYTHONPATH and set FAIRSEQ_SYNTAX_FORKSERVER to the
 server's socket (tests/helpers.py does, unless FAIRSEQ_SYNTAX_TEST_FORKSERVER=0). A Python process whose
-command line is one of the fairseq programs below (``fairseq-train ...``, ``python -m fairseq_cli.preprocess
-...``) sends its arguments, environment, working directory and standard streams to the server, which forks
+command line runs a fairseq or plugin program (``fairseq-train ...``, ``python -m fairseq_cli.preprocess
+...``, ``python preprocess/prepare.py ...``) sends its arguments, environment, working directory and standard streams to the server, which forks
 a child of an interpreter that has already imported torch and fairseq and runs the same console-script
 entry point there; this process waits, forwards SIGINT/SIGTERM/SIGHUP to the child and exits with its
 status. Every other process, and every process when the server is not up, runs as usual.
@@ -14,33 +14,13 @@ commands do, print and return is unchanged (tests/test_forkserver.py compares bo
 import os
 import sys
 
-#: console scripts (file name) and modules (python -m) that run the same way forked
-ROUTED_SCRIPTS = {
-    "fairseq-train": "fairseq_cli.train:cli_main",
-    "fairseq-generate": "fairseq_cli.generate:cli_main",
-    "fairseq-interactive": "fairseq_cli.interactive:cli_main",
-    "fairseq-preprocess": "fairseq_cli.preprocess:cli_main",
-    "fairseq-validate": "fairseq_cli.validate:cli_main",
-    "fairseq-hydra-train": "fairseq_cli.hydra_train:cli_main",
-    "fairseq-syntax-train": "fairseq_syntax.cli.train:cli_main",
-    "fairseq-syntax-induce-parses": "fairseq_syntax.cli.induce_parses:cli_main",
-    "fairseq-syntax-plot": "fairseq_syntax.cli.plot:cli_main",
-    "fairseq-syntax-cky-attention": "fairseq_syntax.cli.cky_attention:cli_main",
-    # the data tools start without fairseq, but prepare and binarize import it to write the data-bin
-    "fairseq-syntax-parse": "fairseq_syntax.cli.parse:cli_main",
-    "fairseq-syntax-align": "fairseq_syntax.cli.align:cli_main",
-    "fairseq-syntax-binarize": "fairseq_syntax.cli.binarize:cli_main",
-    "fairseq-syntax-prepare": "fairseq_syntax.cli.prepare:cli_main",
-    "fairseq-syntax-synth": "fairseq_syntax.cli.synth:cli_main",
-    "fairseq-syntax-multitask": "fairseq_syntax.cli.multitask:cli_main",
-    "fairseq-syntax-evaluate": "fairseq_syntax.cli.evaluate:cli_main",
-}
+#: what is handed over: fairseq's and this plugin's console scripts (``fairseq-*``, resolved by the server
+#: from the installed entry points), their modules run with ``python -m``, and preprocess/*.py
+SCRIPT_PREFIX = "fairseq-"
+MODULE_PREFIXES = ("fairseq_cli.", "fairseq_syntax.cli.")
 #: the checkout's preprocess/*.py entry points (python preprocess/prepare.py ...) run as scripts
 PREPROCESS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                               "preprocess")
-ROUTED_MODULES = {"fairseq_cli.train", "fairseq_cli.generate", "fairseq_cli.interactive", "fairseq_cli.preprocess",
-                  "fairseq_cli.validate", "fairseq_syntax.cli.train", "fairseq_syntax.cli.induce_parses",
-                  "fairseq_syntax.cli.plot", "fairseq_syntax.cli.cky_attention"}
 SOCKET_VARIABLE = "FAIRSEQ_SYNTAX_FORKSERVER"
 ALSO_VARIABLE = "FAIRSEQ_SYNTAX_FORKSERVER_MODULES"  # more modules to hand over (the server's own tests)
 
@@ -54,9 +34,9 @@ def routed_target(argv):
     while rest and rest[0] == "-u":  # torchrun starts its workers unbuffered
         rest.pop(0)
     also = set(filter(None, os.environ.get(ALSO_VARIABLE, "").split(",")))  # tests/test_forkserver.py
-    if len(rest) >= 2 and rest[0] == "-m" and (rest[1] in ROUTED_MODULES or rest[1] in also):
+    if len(rest) >= 2 and rest[0] == "-m" and (rest[1].startswith(MODULE_PREFIXES) or rest[1] in also):
         return "module", rest[1], rest[2:]
-    if rest and os.path.basename(rest[0]) in ROUTED_SCRIPTS and os.path.isfile(rest[0]):
+    if rest and os.path.basename(rest[0]).startswith(SCRIPT_PREFIX) and os.path.isfile(rest[0]):
         return "script", rest[0], rest[1:]
     if rest and rest[0].endswith(".py") and os.path.dirname(os.path.abspath(rest[0])) == PREPROCESS_DIR:
         return "path", os.path.abspath(rest[0]), rest[1:]
