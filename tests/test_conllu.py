@@ -185,3 +185,12 @@ def test_max_spanning_tree_matches_brute_force():
         check_tree(heads, "mst")  # a tree with one root
         _, best = _brute_force_best_tree(np.where(np.isfinite(s), s, -1e9))
         assert sum(np.where(np.isfinite(s), s, -1e9)[w + 1, h] for w, h in enumerate(heads)) == pytest.approx(best)
+
+
+
+def test_sentence_line_is_its_first_line_also_when_a_multiword_token_opens_it():
+    text = "1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n\n1-2\tzum\t_\t_\t_\t_\t_\t_\t_\t_\n" \
+        "1\tzu\t_\t_\t_\t_\t3\tcase\t_\t_\n2\tdem\t_\t_\t_\t_\t3\tdet\t_\t_\n3\tHaus\t_\t_\t_\t_\t0\troot\t_\t_\n\n"
+    first, second = read(text)
+    assert (first.line, second.line) == (1, 3)  # the range line, not the first word line (4)
+    assert second.word_lines == [4, 5, 6] and second.tokens == ["zum", "Haus"]

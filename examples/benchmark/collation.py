@@ -11,8 +11,10 @@ for the syntax fields of each model family:
 * ``dep``     dependency depths of the source (Omote et al.; model input)
 * ``S&H``     dependency labels of the source (Sennrich & Haddow; model input)
 
-beside two references on the same batches: ``tokens`` (fairseq's own
-LanguagePairDataset: tokens only, the floor every syntax collater pays) and
+beside references on the same batches: ``tokens`` (fairseq's own
+LanguagePairDataset, tokens only: what every collater paid before the task
+built its token batches itself), ``task tokens`` (the task's collater with no
+syntax fields: ``fairseq_syntax/data/token_collation.py``) and
 ``DBSA authors`` (a re-implementation, for timing only, of the per-batch work
 of the authors' DBSA plugin, de9uch1/dbsa ``LanguagePairDatasetWithDependency``:
 its ``__getitem__`` adds one memory-mapped item of (position, parent) pairs
@@ -60,7 +62,7 @@ FAMILIES = {
     "dep": dict(strategy="chain", source={"depths"}, inputs={"src_depths"}),
     "S&H": dict(strategy="chain", source={"labels"}, inputs={"src_labels"}),
 }
-COLUMNS = ["tokens", "DBSA authors", "DBSA", "PASCAL", "dep", "S&H"]
+COLUMNS = ["tokens", "DBSA authors", "task tokens", "DBSA", "PASCAL", "dep", "S&H"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -187,6 +189,7 @@ def implementations(ds, dbsa_dir):
     src_dep = write_dbsa_pairs(ds.src_syntax, os.path.join(dbsa_dir, "train.src.dep"))
     tgt_dep = write_dbsa_pairs(ds.tgt_syntax, os.path.join(dbsa_dir, "train.tgt.dep"))
     impls["DBSA authors"] = DBSAAuthorsDataset(ds.dataset, src_dep, tgt_dep)
+    impls["task tokens"] = SyntaxLanguagePairDataset(ds.dataset, SyntaxRequest(), ds.src_syntax, ds.tgt_syntax)
     for name, need in FAMILIES.items():
         req = SyntaxRequest(strategy=need["strategy"], source=frozenset(need.get("source", ())),
                             target=frozenset(need.get("target", ())), inputs=frozenset(need.get("inputs", ())))

@@ -135,7 +135,7 @@ def read_conllu(source, path: Optional[str] = None) -> Iterator[Sentence]:
             cols = line.split("\t")
             if len(cols) != 10:
                 _fail(path, lineno, f"expected 10 tab-separated columns, found {len(cols)}")
-            if not words and not comments:
+            if not tokens and not comments:  # a multiword-token range line may come first
                 start = lineno
             wid = cols[0]
             if not wid.isdigit():

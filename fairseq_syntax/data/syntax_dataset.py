@@ -23,12 +23,15 @@ Fields (per side, as requested by the task): ``parents`` (long; float for
 the ``middle`` strategy), ``depths`` (long), ``labels`` (long, ids of the
 label dictionary), ``words`` (long, 1-based node index of each token).
 
-Cost: ``__getitem__`` only reads and checks each sentence's raw (word,
-head, label) arrays (zero-copy views of the memory-mapped datasets); the
-collater derives every field for the whole batch at once on the
-concatenated sentences (one pass for the word spans, depths by pointer
-jumping) and writes each (B, T) matrix with one fancy-index assignment, so
-its cost barely grows with the batch (``examples/benchmark/collation.py``).
+Cost: ``__getitem__`` only reads each sentence's tokens and checks its
+raw (word, head, label) arrays (zero-copy views of the memory-mapped
+datasets); the collater builds fairseq's token batch with a few numpy calls
+(:mod:`~fairseq_syntax.data.token_collation`, where the configuration
+allows; fairseq's own collater otherwise), derives every syntax field for the
+whole batch at once on the concatenated sentences (one pass for the word
+spans, depths by pointer jumping) and writes each (B, T) matrix with one
+fancy-index assignment, so its cost barely grows with the batch
+(``examples/benchmark/collation.py``).
 """
 from __future__ import annotations
 
@@ -39,7 +42,9 @@ import numpy as np
 import torch
 from fairseq.data import BaseWrapperDataset
 
+from fairseq_syntax.data.mmap_views import array_reader
 from fairseq_syntax.data.parent_strategies import STRATEGIES, ConcatenatedTrees, CycleError
+from fairseq_syntax.data.token_collation import TokenPairs
 from fairseq_syntax.errors import SyntaxDataError
 
 SIDE_FIELDS = ("parents", "depths", "labels", "words")
@@ -114,7 +119,7 @@ class SideSyntax:
     def read(self, index: int, labels: bool):
         """(word, head, labels or None) of one sentence as 1-D integer numpy arrays, unchecked."""
         if self._readers is None:
-            self._readers = tuple(_array_reader(d) if d is not None else None
+            self._readers = tuple(array_reader(d) if d is not None else None
                                   for d in (self.words, self.heads, self.labels))
         rw, rh, rl = self._readers
         return rw(index), rh(index), (rl(index) if labels and rl is not None else None)
@@ -123,42 +128,6 @@ class SideSyntax:
         state = dict(self.__dict__)
         state["_readers"] = None
         return state
-
-
-def _array_reader(dataset):
-    """index -> 1-D integer numpy array of ``dataset[index]``.
-
-    For fairseq's ``MMapIndexedDataset`` a zero-copy view of the memory map
-    (its ``__getitem__`` goes through two lru_caches and copies every item
-    into a new int64 tensor: most of the cost of reading a sentence);
-    anything else (``ConcatDataset`` of shards, ``ListDataset``, tensors in
-    memory) through ``dataset[index]``, read anew every time.
-    """
-    try:
-        from fairseq.data.indexed_dataset import MMapIndexedDataset
-
-        if type(dataset) is MMapIndexedDataset:
-            index = dataset._index
-            pointers, sizes = index._pointers, index._sizes  # byte offsets and lengths of the items
-            flat = np.frombuffer(dataset._bin_buffer, dtype=index.dtype)  # the whole .bin, not copied
-            itemsize = flat.itemsize
-            if len(pointers) == len(sizes) == len(dataset):
-
-                def read(i):
-                    start = pointers[i] // itemsize
-                    return flat[start : start + sizes[i]]
-
-                if len(dataset):
-                    read(0)
-                return read
-    except Exception:  # another fairseq version: its public __getitem__ below
-        pass
-
-    def read_item(i):
-        x = dataset[i]
-        return x.numpy() if torch.is_tensor(x) else np.asarray(x)
-
-    return read_item
 
 
 #: one sentence of one side as read from the syntax datasets: (word, head, labels or None), integer arrays
@@ -217,6 +186,9 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
                     "syntax_translation",
                     f"the token dataset uses {attr}; syntax coordinates assume tokens followed by EOS only",
                 )
+        tokens = TokenPairs(dataset)
+        self._tokens = tokens if tokens.collates() else None  # fairseq's own path otherwise
+        self._read_tokens = tokens.reads()
 
     def batch_by_size(self, indices, max_tokens=None, max_sentences=None, required_batch_size_multiple=1):
         """fairseq's batching, without losing the last batch.
@@ -249,7 +221,7 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
         return syn
 
     def __getitem__(self, index):
-        item = self.dataset[index]
+        item = self._tokens.item(index) if self._read_tokens else self.dataset[index]
         syntax = {}
         req = self.request
         for side, fields, syn in (("source", req.source, self.src_syntax), ("target", req.target, self.tgt_syntax)):
@@ -272,7 +244,10 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
 
     def collater(self, samples, **kwargs):
         """fairseq's batch plus the syntax fields, computed for the whole batch at once (:func:`_collate_side`)."""
-        batch = self.dataset.collater(samples, **kwargs)
+        if self._tokens is not None and set(kwargs) <= {"pad_to_length"}:
+            batch = self._tokens.collate(samples, **kwargs)
+        else:
+            batch = self.dataset.collater(samples, **kwargs)
         if not batch or "syntax" not in samples[0]:
             return batch
         by_id = {s["id"]: s["syntax"] for s in samples}
