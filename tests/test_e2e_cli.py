@@ -142,6 +142,24 @@ def test_prepare_lowercase_only_without_syntax(tmp_path):
     assert text == text.lower() and text.lower() == (raw / "train.src").read_text().lower()
 
 
+
+def test_prepare_refuses_an_existing_data_bin_before_any_work_unless_overwrite(tmp_path):
+    raw = tmp_path / "raw"
+    run(preprocess("synth") + ["-o", str(raw), "--train", "20", "--valid", "3", "--test", "3"])
+    args = preprocess("prepare") + ["-s", "src", "-t", "tgt", "--trainpref", str(raw / "train"),
+                                    "--destdir", str(tmp_path / "bin"), "--no-progress", "--bpe-merges", "20"]
+    run(args)
+    codes = tmp_path / "bin" / "work" / "bpe.codes.joint"
+    learned = codes.stat().st_mtime_ns
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "bin").iterdir() if p.is_file()}
+    p = run(args, check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert f"--destdir {tmp_path / 'bin'} already holds a data-bin" in p.stderr and "--overwrite" in p.stderr
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "bin").iterdir() if p.is_file()} == before
+    run(args + ["--overwrite"])
+    assert (tmp_path / "bin" / "dict.src.txt").stat().st_mtime_ns > before["dict.src.txt"]
+    assert codes.stat().st_mtime_ns == learned  # the BPE codes were reused, not learned again
+
 def test_safe_loader_takes_numeric_numpy_meters_only(tmp_path):
     """--eval-bleu checkpoints hold numpy integer arrays (sacreBLEU counts in the meters): they load with
     weights_only=True; arrays of objects or strings are still refused."""

@@ -62,6 +62,13 @@ def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
     if dataset in ("nc11-en-de", "wmt14-en-de"):  # real data gets the paper's language filter; synthetic not
         assert "sample: no --lang-filter" in prep.stderr
     variants = sorted(d for d in os.listdir(work) if os.path.isdir(os.path.join(work, d, "data-bin")))
+    if dataset == "nc11-en-de":  # run again: the finished data-bins are kept as they are
+        bins = {v: os.path.getmtime(os.path.join(work, v, "data-bin", f"dict.{dataset.split('-')[-2]}.txt"))
+                for v in variants}
+        again = recipe(dataset, "prepare", *trained, SAMPLE=1, WORK=work)
+        assert again.stderr.count("is complete (remove it to rebuild)") == len(variants) > 0
+        assert bins == {v: os.path.getmtime(os.path.join(work, v, "data-bin", f"dict.{dataset.split('-')[-2]}.txt"))
+                        for v in variants}
     src, tgt = dataset.split("-")[-2:]
     for model in trained:  # baselines come first: the others are tested against them
         recipe(dataset, "train", model, SAMPLE=1, WORK=work)

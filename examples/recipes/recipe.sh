@@ -211,6 +211,9 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
     [ ${#todo[@]} -eq 0 ] || text_units "$lang" "${todo[@]}"
   done
   for v in $VARIANTS; do
+    if [ -f "$WORK/$v/data-bin/.prepared" ]; then  # written below once prepare.py finished
+      log "variant $v: $WORK/$v/data-bin is complete (remove it to rebuild)"; continue
+    fi
     log "variant $v: ${PREPARE[$v]} (syntax: ${SYNTAX[$v]})"
     dir=$(stage_variant "$v")
     syntax=${SYNTAX[$v]}; [ "${MULTITASK[$v]:-0}" = 1 ] && syntax=none
@@ -221,7 +224,8 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
     fi
     python "$ROOT/preprocess/prepare.py" -s "$SRC" -t "$TGT" --trainpref "$dir/train" --validpref "$dir/valid" \
       --testpref "$dir/test" --destdir "$WORK/$v/data-bin" --workdir "$WORK/$v/work" --syntax "$syntax" \
-      "${args[@]}" --no-progress 2>&1 | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }
+      "${args[@]}" --overwrite --no-progress 2>&1 | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }
+    touch "$WORK/$v/data-bin/.prepared"  # a killed run leaves none: prepare.py runs again, reusing its finished chunks
   done
   log "data-bins: $(for v in $VARIANTS; do printf '%s ' "$WORK/$v/data-bin"; done)"
 }

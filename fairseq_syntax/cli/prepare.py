@@ -49,6 +49,10 @@ def get_parser():
     p.add_argument("--validpref", default=None, help="prefix of the validation files")
     p.add_argument("--testpref", default=None, help="prefix of the test files")
     p.add_argument("--destdir", required=True, help="output data-bin directory")
+    p.add_argument("--overwrite", action="store_true",
+                   help="rebuild the data-bin that --destdir already holds (its dictionaries are replaced); without "
+                   "it prepare refuses such a directory before any work. The parse and BPE steps' finished chunks "
+                   "under --workdir are reused either way")
     p.add_argument("--workdir", default=None,
                    help="intermediate files (parses, tokenised and BPE'd text, aligned syntax); default DESTDIR/work")
     p.add_argument("--syntax", default="source,target",
@@ -450,6 +454,22 @@ def prepare_shard(args, shard, syntax_sides, work):
     print(f"shard {args.shard} done: run the same command without --shard once every shard is done")
 
 
+def _check_destdir(parser, args, work):
+    """fairseq-preprocess refuses a --destdir with dictionaries in it, after the long steps: refuse it first,
+    or with --overwrite remove the dictionaries it would refuse (the rest of the data-bin is rewritten)."""
+    given = args.preprocess_args.split()
+    sides = [(args.source_lang, "--srcdict"), (args.target_lang, "--tgtdict")]
+    existing = [os.path.join(args.destdir, f"dict.{lang}.txt") for lang, option in sides if option not in given]
+    existing = [d for d in existing if os.path.exists(d)]
+    if not existing:
+        return
+    if not args.overwrite:
+        parser.error(f"--destdir {args.destdir} already holds a data-bin ({', '.join(existing)}): give another "
+                     f"--destdir, or --overwrite to rebuild it (finished parse and BPE work under {work} is reused)")
+    for d in existing:
+        os.remove(d)
+
+
 def main(argv=None):
     from fairseq_syntax.cli.binarize import align_and_binarize
     from fairseq_syntax.data.chunked import parse_shard
@@ -463,17 +483,19 @@ def main(argv=None):
         parser.error("--lowercase is for corpora without syntax (--syntax none): lowercased text would no "
                      "longer match the forms of the parses")
     work = args.workdir or os.path.join(args.destdir, "work")
+    try:
+        shard = parse_shard(args.shard)
+    except ValueError as e:
+        parser.error(str(e))
     os.makedirs(work, exist_ok=True)
+    if shard is None:
+        _check_destdir(parser, args, work)
     os.makedirs(args.destdir, exist_ok=True)
     for lang in (src, tgt):  # a label dictionary from an earlier run would be stale
         stale = os.path.join(args.destdir, f"dict.{lang}.labels.txt")
         if os.path.exists(stale):
             os.remove(stale)
     args.chunk_size = -(-max(1, args.chunk_size) // 256) * 256  # whole parser batches: the steps' chunks coincide
-    try:
-        shard = parse_shard(args.shard)
-    except ValueError as e:
-        parser.error(str(e))
     if shard is not None:
         prepare_shard(args, shard, syntax_sides, work)
         return
