@@ -4,9 +4,12 @@ import json
 import os
 import re
 import shlex
+import subprocess
+import sys
 
 import pytest
 
+from helpers import ROOT
 from test_recipes import listed_models, recipe
 
 DATASET = "multi30k-en-de"
@@ -103,14 +106,27 @@ def test_multi30k_recipe_on_real_slice_with_udpipe(tmp_path):
         assert os.path.exists(os.path.join(work, "main", "data-bin", f"test.en-de.{lang}.heads.bin"))
     assert "parsed 290 de sentences (train valid test)" in prep.stderr  # one parser run per language
     assert not os.path.exists(os.path.join(work, "ch"))  # only the variants of the asked models
-    for model in ("transformer", "syncattn"):  # the baseline first: SyncAttn is tested against it
+    for model in ("transformer", "dbsa_sync", "syncattn"):  # baselines first: SyncAttn is tested against both
         recipe(DATASET, "train", model, SAMPLE=1, WORK=work)
         assert os.path.exists(os.path.join(work, "checkpoints", model, "checkpoint_last.pt"))
         out = recipe(DATASET, "evaluate", model, "--max-len-b", "20", SAMPLE=1, WORK=work).stdout  # 2 updates
-        assert len(re.findall(r"^BLEU \d+\.\d+ +\(nrefs:1\|", out, flags=re.M)) == 2  # one per test set
+        against = 2 if model == "syncattn" else 1  # ALSO_AGAINST[syncattn] = dbsa_sync
+        assert len(re.findall(r"^BLEU \d+\.\d+ +\(nrefs:1\|", out, flags=re.M)) == 2 * against  # per test set
         for test_set, (name, n) in (("test2016", ("test_2016_flickr", 30)), ("test2017", ("test_2017_flickr", 20))):
             d = os.path.join(work, "eval", model, test_set)
             scores = json.load(open(os.path.join(d, "scores.json")))
             assert scores["sentences"] == n and "tok:13a" in scores["bleu_signature"]
             assert ("bootstrap" in scores) == (model != "transformer")
             assert len(open(os.path.join(d, "hyp.txt"), encoding="utf-8").read().splitlines()) == n
+            if model == "syncattn":  # the same translations against the paper's other baseline
+                other = json.load(open(os.path.join(d, "vs_dbsa_sync", "scores.json")))
+                base = json.load(open(os.path.join(work, "eval", "dbsa_sync", test_set, "scores.json")))
+                assert other["bleu"] == scores["bleu"] and other["sentences"] == n
+                assert other["bootstrap"]["bleu"]["baseline"]["score"] == base["bleu"]
+    table = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "recipes", "results_table.py"), "--work",
+                            work, "--sets", "test2016", "test2017", "--models", "transformer", "dbsa_sync", "syncattn",
+                            "--out", str(tmp_path / "results")], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^\| syncattn \| transformer \|", table, flags=re.M)
+    assert re.search(r"^\| syncattn \| dbsa_sync \|", table, flags=re.M)
+    result = json.load(open(tmp_path / "results" / "syncattn.json"))
+    assert sorted(result["also_against"]["dbsa_sync"]) == ["test2016", "test2017"]

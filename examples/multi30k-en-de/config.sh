@@ -116,6 +116,9 @@ TRAIN[syncattn]="--arch transformer_syncattn --dbsa-encoder-layer 1 --dbsa-decod
   --criterion label_smoothed_cross_entropy_with_sync --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5
   --dependency-normalization arcs --dbsa-bias none --dbsa-scaled --sync-lambda 0.5 $common"
 BASELINE[transformer_seed2]=transformer  # bootstrap against seed 1: what seed noise alone gives
+# the papers' second baselines: Omote et al. compare dep+rel with Shaw's rel too, Deguchi et al. (2021)
+# SyncAttn with DBSA at the same setting
+ALSO_AGAINST[dep_rel]=rel; ALSO_AGAINST[dep_rel_l4]=rel; ALSO_AGAINST[syncattn]=dbsa_sync
 
 # Watanabe et al. (2017), as in examples/aspec-en-ja: d 256 (the paper's size at both settings), 2 layers,
 # Adam lr 0.01 (0.9, 0.99) halved after epochs 9 and 12, clipping 3.0, weight decay 1e-6, batches of 128

@@ -13,6 +13,8 @@
 #   TRAIN[m]             model m's fairseq-train options (the paper's settings)
 #   BATCH[m]             tokens:N or sentences:N per update (split over GPUs and --update-freq)
 #   TASK[m] DECODE[m] BASELINE[m]   defaults: syntax_translation, "--beam 4 --lenpen 0.6", transformer
+#   ALSO_AGAINST[m]      the paper's other baselines of m (space-separated models): evaluate.sh also scores m
+#                        against each, in eval/m/[SET/]vs_BASE/ (paired bootstrap as against BASELINE[m])
 #   TRAIN_FIRST          keep the first N training pairs (before parsing); 0 = all
 #   TEST_SETS            several test sets, e.g. "test2016 test2017": download writes RAW/NAME.{SRC,TGT} for
 #                        each; they are joined into the one test split (one preprocessing run) and evaluate.sh
@@ -38,7 +40,7 @@
 # The scripts source this file first, then config.sh, then run `recipe STEP "$@"`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-declare -A SYNTAX PREPARE LANG_FILTER MULTITASK DATA TRAIN BATCH TASK DECODE BASELINE
+declare -A SYNTAX PREPARE LANG_FILTER MULTITASK DATA TRAIN BATCH TASK DECODE BASELINE ALSO_AGAINST
 TRAIN_FIRST=0
 TEST_SETS=""
 BLEU_ON_TOKENS=0
@@ -309,6 +311,7 @@ recipe_evaluate() {
   [ "$base" = "$m" ] || base_dir="$WORK/eval/$base"  # a baseline has no bootstrap test
   if [ ! -f "$RAW/test.sets" ]; then
     score_test_set "$out" "$out/hyp.tok" "$src_tok" "$ref_tok" "$RAW/test.$TGT" "$base_dir"
+    score_against_others "$m" "$out" "$src_tok" "$ref_tok"
     parse_head_uas "$m" "$ck" "$out"
     return
   fi
@@ -323,7 +326,28 @@ recipe_evaluate() {
     first=$((first + lines))
   done < "$RAW/test.sets"
   [ $((first - 1)) = "$n_hyp" ] || die "$RAW/test.sets counts $((first - 1)) test lines, the test split has $n_hyp"
+  score_against_others "$m" "$out" "$src_tok" "$ref_tok"
   parse_head_uas "$m" "$ck" "$out"
+}
+
+score_against_others() {  # $1 = model, $2 = its eval folder (scored), $3 / $4 = the test split's tokenised
+  # source / reference: the same translations against each of ALSO_AGAINST[$1] (the paper's other
+  # baselines), in $2/[SET/]vs_BASE/
+  local b set lines
+  for b in ${ALSO_AGAINST[$1]:-}; do
+    [ -n "${DATA[$b]:-}" ] || die "ALSO_AGAINST[$1]: unknown model '$b'"
+    log "$1 against $b"
+    if [ ! -f "$RAW/test.sets" ]; then
+      mkdir -p "$2/vs_$b"
+      score_test_set "$2/vs_$b" "$2/hyp.tok" "$3" "$4" "$RAW/test.$TGT" "$WORK/eval/$b"
+      continue
+    fi
+    while read -r set lines; do
+      mkdir -p "$2/$set/vs_$b"
+      score_test_set "$2/$set/vs_$b" "$2/$set/hyp.tok" "$2/$set/src.tok" "$2/$set/ref.tok" "$RAW/$set.$TGT" \
+        "$WORK/eval/$b/$set"
+    done < "$RAW/test.sets"
+  done
 }
 
 parse_head_uas() {  # $1 = model, $2 = checkpoint, $3 = eval folder: a model with parse heads (DBSA, SISA,

@@ -4,8 +4,9 @@
 Reads, for every model that ``evaluate.sh`` has scored, ``$WORK/eval/MODEL/[SET/]scores.json`` (sacreBLEU,
 chrF, the paired bootstrap test against the model's baseline), ``$WORK/eval/MODEL/uas.txt`` (the parse heads'
 UAS) and the training state of ``$WORK/checkpoints/MODEL/checkpoint_last.pt`` and ``checkpoint_best.pt``
-(updates, training time, the epoch and validation NLL of the checkpoint scored). Writes
-``OUT/MODEL.json`` and prints the table (Markdown) to stdout.
+(updates, training time, the epoch and validation NLL of the checkpoint scored), and the scores against the
+paper's other baselines (``ALSO_AGAINST``: ``[SET/]vs_BASE/scores.json``, one more row each, under
+``also_against`` in the JSON). Writes ``OUT/MODEL.json`` and prints the table (Markdown) to stdout.
 
     python examples/recipes/results_table.py --work /work/m30k --sets test2016 test2017 \\
         --models transformer transformer_seed2 rel ... --out examples/multi30k-en-de/results
@@ -93,6 +94,17 @@ def main(argv=None):
         row += [fmt(result["uas"].get("encoder")), fmt(result["uas"].get("decoder")), str(last.get("updates", "-")),
                 fmt(last["train_seconds"] / 3600, 2) if "train_seconds" in last else "-"]
         print("| " + " | ".join(row) + " |")
+        others = sorted(d[3:] for d in os.listdir(os.path.join(ev, sets[0])) if d.startswith("vs_")
+                        and os.path.exists(os.path.join(ev, sets[0], d, "scores.json")))
+        for other in others:  # evaluate.sh's ALSO_AGAINST: the same translations against another baseline
+            result.setdefault("also_against", {})[other] = {}
+            row = [m, other]
+            for s in sets:
+                sc = json.load(open(os.path.join(ev, s, f"vs_{other}", "scores.json"), encoding="utf-8"))
+                pval = (sc.get("bootstrap") or {}).get("bleu", {}).get("system", {}).get("p_value")
+                result["also_against"][other][s or "test"] = sc
+                row += [fmt(sc["bleu"], 2), fmt(sc["chrf"], 1), fmt(pval, 3)]
+            print("| " + " | ".join(row + ["", "", "", ""]) + " |")
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             with open(os.path.join(args.out, f"{m}.json"), "w", encoding="utf-8") as f:
