@@ -22,7 +22,8 @@
 # papers tune these on validation data; the change is kept only if the validation NLL of its best checkpoint
 # is lower than the model's):
 #   dbsa_enc_lambda05 (dbsa_enc with lambda_enc 0.5, Deguchi et al. 2021's weight)
-#   dep_rel_l4 (dep_rel with the tree-depth clip distance l = 4: Omote et al. tuned l on development data)
+#   dep_rel_l4, dep_l4 (dep_rel, dep with the tree-depth clip distance l = 4: Omote et al. tuned l on
+#     development data)
 NAME=multi30k-en-de SRC=en TGT=de
 TEST_SETS="test2016 test2017"
 SHARED="${SHARED:-${FAIRSEQ_SYNTAX_SHARED:-$ROOT/../shared}}"
@@ -80,7 +81,7 @@ ls="--criterion label_smoothed_cross_entropy"
 dep="--criterion label_smoothed_cross_entropy_with_dependency --dependency-normalization arcs"
 
 for m in transformer transformer_seed2 rel dep dep_rel dbsa_enc dbsa_dec dbsa pascal sisa sh dbsa_sync syncattn \
-    dbsa_enc_lambda05 dep_rel_l4; do
+    dbsa_enc_lambda05 dep_rel_l4 dep_l4; do
   DATA[$m]=main; BATCH[$m]=tokens:$tokens
 done
 DATA[ch]=ch; BATCH[ch]=tokens:$tokens; TASK[ch]=translation
@@ -89,6 +90,7 @@ TRAIN[transformer_seed2]="--arch transformer $ls $common --seed 2"
 # Omote et al. (2019) Sec. 5.1: relative positions clipped at k = 2, tree-depth differences at l = 2
 TRAIN[rel]="--arch transformer_rel $ls $common"
 TRAIN[dep]="--arch transformer_dep $ls $common"
+TRAIN[dep_l4]="--arch transformer_dep --rel-dep-l 4 $ls $common"
 TRAIN[dep_rel]="--arch transformer_dep_rel $ls $common"
 TRAIN[dep_rel_l4]="--arch transformer_dep_rel --rel-dep-l 4 $ls $common"
 # Deguchi et al. (2019) Sec. 3.2 / 4: lambda_enc = lambda_dec = 1.0, parse heads in layer 4 of 6, the 2019
