@@ -56,6 +56,13 @@ def fmt(x, digits=1):
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def set_scores(path):
+    """One test set's scores.json and its table cells: BLEU, chrF, the bootstrap p-value (BLEU)."""
+    sc = json.load(open(path, encoding="utf-8"))
+    pval = (sc.get("bootstrap") or {}).get("bleu", {}).get("system", {}).get("p_value")
+    return sc, [fmt(sc["bleu"], 2), fmt(sc["chrf"], 1), fmt(pval, 3)]
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
@@ -84,10 +91,8 @@ def main(argv=None):
         result = {"model": m, "baseline": None if base == m else base, "sets": {}}
         row = [m, "-" if base == m else base]
         for s in sets:
-            sc = json.load(open(os.path.join(ev, s, "scores.json"), encoding="utf-8"))
-            pval = (sc.get("bootstrap") or {}).get("bleu", {}).get("system", {}).get("p_value")
-            result["sets"][s or "test"] = sc
-            row += [fmt(sc["bleu"], 2), fmt(sc["chrf"], 1), fmt(pval, 3)]
+            result["sets"][s or "test"], cells = set_scores(os.path.join(ev, s, "scores.json"))
+            row += cells
         result["uas"] = parse_uas(os.path.join(ev, "uas.txt"))
         result["training"] = training_state(os.path.join(args.work, "checkpoints", m))
         last = result["training"].get("last", {})
@@ -100,10 +105,9 @@ def main(argv=None):
             result.setdefault("also_against", {})[other] = {}
             row = [m, other]
             for s in sets:
-                sc = json.load(open(os.path.join(ev, s, f"vs_{other}", "scores.json"), encoding="utf-8"))
-                pval = (sc.get("bootstrap") or {}).get("bleu", {}).get("system", {}).get("p_value")
-                result["also_against"][other][s or "test"] = sc
-                row += [fmt(sc["bleu"], 2), fmt(sc["chrf"], 1), fmt(pval, 3)]
+                result["also_against"][other][s or "test"], cells = set_scores(
+                    os.path.join(ev, s, f"vs_{other}", "scores.json"))
+                row += cells
             print("| " + " | ".join(row + ["", "", "", ""]) + " |")
         if args.out:
             os.makedirs(args.out, exist_ok=True)

@@ -101,6 +101,15 @@ class CycleError(ValueError):
         super().__init__("heads contain a cycle")
 
 
+def concatenation_layout(lengths: np.ndarray):
+    """(starts, row) of sentences of these lengths concatenated: each sentence's first position, and the
+    sentence (row) of each position."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    starts = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    return starts, np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+
+
 class ConcatenatedTrees:
     """Word spans of many sentences concatenated into one array, for batch-wide parents and depths.
 
@@ -118,10 +127,8 @@ class ConcatenatedTrees:
         self.head = head = np.asarray(head, dtype=np.int64)
         lengths = np.asarray(lengths, dtype=np.int64)
         n = len(word)
-        starts = np.zeros(len(lengths), dtype=np.int64)
-        np.cumsum(lengths[:-1], out=starts[1:])
+        starts, self.row = concatenation_layout(lengths)  # row: sentence of each subword
         self.starts = starts
-        self.row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)  # sentence of each subword
         is_first = np.empty(n, dtype=bool)
         if n:
             is_first[0] = True

@@ -43,7 +43,7 @@ import torch
 from fairseq.data import BaseWrapperDataset
 
 from fairseq_syntax.data.mmap_views import array_reader
-from fairseq_syntax.data.parent_strategies import STRATEGIES, ConcatenatedTrees, CycleError
+from fairseq_syntax.data.parent_strategies import STRATEGIES, ConcatenatedTrees, CycleError, concatenation_layout
 from fairseq_syntax.data.token_collation import TokenPairs
 from fairseq_syntax.errors import SyntaxDataError
 
@@ -323,9 +323,7 @@ def _collate_side(rows: List[RawSide], ids: Sequence[int], side: SideSyntax, pre
         trees = ConcatenatedTrees(words, _concat([r[1] for r in rows]), lengths)
         starts, row = trees.starts, trees.row
     else:
-        starts = np.zeros(bsz, dtype=np.int64)
-        np.cumsum(lengths[:-1], out=starts[1:])
-        row = np.repeat(np.arange(bsz, dtype=np.int64), lengths)
+        starts, row = concatenation_layout(lengths)
     col_shift = (first_col - starts)[row]  # concatenated position -> column in its row
     flat = np.arange(total, dtype=np.int64) + col_shift + row * width  # concatenated position -> index in B * width
     eos_flat = np.arange(bsz, dtype=np.int64) * width + eos_col

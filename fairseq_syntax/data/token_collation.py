@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from fairseq_syntax.data.mmap_views import mmap_reader
+from fairseq_syntax.data.parent_strategies import concatenation_layout
 
 
 class TokenPairs:
@@ -133,9 +134,7 @@ class _Side:
         self.dtype = arrays[0].dtype
         self.lengths = np.fromiter((len(a) for a in arrays), dtype=np.int64, count=len(arrays))
         self.flat = np.concatenate(arrays)
-        self.row = np.repeat(np.arange(len(arrays), dtype=np.int64), self.lengths)
-        self.starts = np.zeros(len(arrays), dtype=np.int64)
-        np.cumsum(self.lengths[:-1], out=self.starts[1:])
+        self.starts, self.row = concatenation_layout(self.lengths)
         #: non-pad tokens per sentence (fairseq's src_lengths / tgt_lengths)
         self.nonpad = np.bincount(self.row, weights=self.flat != pad, minlength=len(arrays)).astype(np.int64)
         self.pad = pad
