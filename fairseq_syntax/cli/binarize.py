@@ -61,7 +61,7 @@ def align_and_binarize(conllu, bpe, destdir, split, src, tgt, lang, units="auto"
     from fairseq.data import Dictionary
 
     from fairseq_syntax.data import syntax_io
-    from fairseq_syntax.data.subword_align import iter_aligned
+    from fairseq_syntax.data.subword_align import iter_aligned_blocks
 
     os.makedirs(destdir, exist_ok=True)
     label_dict_path = label_dict_path or syntax_io.label_dict_path(destdir, lang)
@@ -69,8 +69,8 @@ def align_and_binarize(conllu, bpe, destdir, split, src, tgt, lang, units="auto"
     prefix = syntax_io.syntax_prefix(destdir, split, src, tgt, lang)
     writer = syntax_io.StreamingSyntaxWriter(prefix, text_prefix)
     try:
-        for aligned in iter_aligned(conllu, bpe, units, progress=progress):
-            writer.add(*aligned)
+        for block in iter_aligned_blocks(conllu, bpe, units, progress=progress):
+            writer.add_block(block)
     except BaseException:
         writer.close()
         raise

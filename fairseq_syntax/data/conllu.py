@@ -88,19 +88,22 @@ def _fail(path: str, lineno: int, what: str):
     raise SyntaxDataError(f"{path}:{lineno}", what)
 
 
-def read_conllu(source, path: Optional[str] = None) -> Iterator[Sentence]:
-    """Yield the sentences of a CoNLL-U file (path or open text stream).
+def read_conllu(source, path: Optional[str] = None, first_line: int = 1, first_sentence: int = 0) -> Iterator[Sentence]:
+    """Yield the sentences of a CoNLL-U file (path, open text stream or any iterable of lines).
 
     Checks the word IDs (1..n in order), integer HEADs in range, the
     multiword-token ranges, and the tree itself (exactly one root, no cycle;
-    see :func:`fairseq_syntax.data.tree.check_tree`).
+    see :func:`fairseq_syntax.data.tree.check_tree`). ``first_line`` and
+    ``first_sentence`` number the lines and sentences of a piece of a file
+    that starts after a blank line (:mod:`fairseq_syntax.data.conllu_blocks`),
+    so that messages name the file's own line.
     """
     from fairseq_syntax.data.tree import check_tree
 
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         path = str(source) if path is None else path
         with open(source, encoding="utf-8-sig") as fh:
-            yield from read_conllu(fh, path)
+            yield from read_conllu(fh, path, first_line, first_sentence)
         return
     path = path or getattr(source, "name", "<conllu>")
     words: List[str] = []
@@ -112,8 +115,8 @@ def read_conllu(source, path: Optional[str] = None) -> Iterator[Sentence]:
     comments: List[str] = []
     mwt_end = 0  # last word ID covered by the open multiword token
     start = 0
-    lineno = 0
-    sent_index = 0
+    lineno = first_line - 1
+    sent_index = first_sentence
 
     def finish():
         nonlocal words, heads, labels, tokens, token_of_word, word_lines, comments, mwt_end, sent_index
@@ -129,7 +132,7 @@ def read_conllu(source, path: Optional[str] = None) -> Iterator[Sentence]:
         mwt_end = 0
         return sent
 
-    for lineno, line in enumerate(source, 1):
+    for lineno, line in enumerate(source, first_line):
         c0 = line[:1]
         if c0.isdigit():  # the common case: a word line
             cols = line.split("\t")
@@ -179,12 +182,16 @@ def read_conllu(source, path: Optional[str] = None) -> Iterator[Sentence]:
         if not line.strip():
             if words:
                 yield finish()
+            elif tokens:
+                _fail(path, lineno, f"multiword token range ends at word {mwt_end} but the sentence has no words")
             elif comments:
                 comments = []
             continue
         _fail(path, lineno, "expected a word line (10 tab-separated columns), a comment or an empty line")
     if words:
         yield finish()
+    elif tokens:
+        _fail(path, lineno, f"multiword token range ends at word {mwt_end} but the sentence has no words")
 
 
 def write_conllu(sentences: Iterable[Sentence], out: TextIO) -> int:

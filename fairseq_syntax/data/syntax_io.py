@@ -48,6 +48,13 @@ class AlignedCorpus:
         self.labels.extend(label)
         self.sizes.append(len(word))
 
+    def add_block(self, block) -> None:
+        """Add an :class:`~fairseq_syntax.data.subword_align.AlignedBlock` (many sentences at once)."""
+        self.words.frombytes(block.word.astype(np.int32).tobytes())
+        self.heads.frombytes(block.head.astype(np.int32).tobytes())
+        self.labels.extend(np.array(block.label_names + [""], dtype=object)[block.label].tolist())
+        self.sizes.extend(block.sizes.tolist())
+
     def __len__(self) -> int:
         return len(self.sizes)
 
@@ -179,6 +186,27 @@ class StreamingSyntaxWriter:
         if len(self.buf["words"]) >= self.FLUSH:
             self._flush()
 
+    def add_block(self, block) -> None:
+        """Add an :class:`~fairseq_syntax.data.subword_align.AlignedBlock`: the same files as :meth:`add` for
+        each of its sentences."""
+        ids = self.label_ids
+        used = np.bincount(block.label, minlength=len(block.label_names)) > 0  # a name may cover no subword
+        mapping = np.array([ids.setdefault(x, len(ids)) if u else 0 for x, u in zip(block.label_names, used)] + [0],
+                           dtype=np.int32)
+        labels = mapping[block.label]
+        self.buf["words"].frombytes(block.word.astype(np.int32).tobytes())
+        self.buf["heads"].frombytes(block.head.astype(np.int32).tobytes())
+        self.buf["labels"].frombytes(labels.tobytes())
+        self.sizes.frombytes(block.sizes.astype(np.int32).tobytes())
+        if self.text:
+            last = np.zeros(len(block.word), dtype=bool)
+            last[np.cumsum(block.sizes) - 1] = True
+            self.text["words"].write(text_lines(block.word, number_strings(block.word), last))
+            self.text["heads"].write(text_lines(block.head, number_strings(block.head), last))
+            self.text["labels"].write(text_lines(block.label, block.label_names, last))
+        if len(self.buf["words"]) >= self.FLUSH:
+            self._flush()
+
     def _flush(self):
         lab = np.frombuffer(self.buf["labels"], dtype=np.int32) if len(self.buf["labels"]) else np.zeros(0, np.int32)
         counts = np.bincount(lab, minlength=len(self.label_ids))
@@ -227,6 +255,21 @@ class StreamingSyntaxWriter:
             write_mmap_index(f"{self.prefix}.{f}.idx", sizes)
             os.replace(f"{self.prefix}.{f}.bin.tmp", f"{self.prefix}.{f}.bin")
         return label_dict
+
+
+def number_strings(values: np.ndarray) -> List[str]:
+    """``str(i)`` for i in 0..max(values)."""
+    return [str(i) for i in range(int(values.max()) + 1)] if len(values) else []
+
+
+def text_lines(values: np.ndarray, names: List[str], last: np.ndarray) -> str:
+    """``names[v]`` for each value, separated by spaces, with a newline after each ``last`` one: the text
+    form of a block's sentences, as ``" ".join(...) + "\\n"`` per sentence writes it."""
+    if not len(values):
+        return ""
+    spaced = np.array([x + " " for x in names], dtype=object)
+    ended = np.array([x + "\n" for x in names], dtype=object)
+    return "".join(np.where(last, ended[values], spaced[values]).tolist())
 
 
 def write_mmap_index(path: str, sizes: np.ndarray) -> None:
