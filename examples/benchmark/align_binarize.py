@@ -8,8 +8,11 @@ then times
   * the two command-line steps (align.py writes text files, binarize.py
     reads them back and writes the mmap datasets), and
   * the streaming path that preprocess/prepare.py uses (align_and_binarize:
-    sentence by sentence to the mmap datasets and the text files, memory
-    not growing with the corpus).
+    block by block to the mmap datasets and the text files, memory not
+    growing with the corpus).
+
+All three read the CoNLL-U in blocks as byte arrays
+(fairseq_syntax/data/conllu_blocks.py).
 
     OMP_NUM_THREADS=1 taskset -c 0 python examples/benchmark/align_binarize.py [--sentences 100000]
 """
