@@ -21,7 +21,8 @@
 # Tries of one principled change for a model that loses to its baseline or stays inside seed noise (the
 # papers tune these on validation data; the change is kept only if the validation NLL of its best checkpoint
 # is lower than the model's):
-#   dbsa_enc_lambda05, dbsa_lambda05 (dbsa_enc, dbsa with lambda 0.5, Deguchi et al. 2021's weight)
+#   dbsa_enc_lambda05, dbsa_dec_lambda05, dbsa_lambda05 (dbsa_enc, dbsa_dec, dbsa with lambda 0.5, Deguchi et
+#     al. 2021's weight)
 #   dep_rel_l4, dep_l4 (dep_rel, dep with the tree-depth clip distance l = 4: Omote et al. tuned l on
 #     development data)
 NAME=multi30k-en-de SRC=en TGT=de
@@ -81,7 +82,7 @@ ls="--criterion label_smoothed_cross_entropy"
 dep="--criterion label_smoothed_cross_entropy_with_dependency --dependency-normalization arcs"
 
 for m in transformer transformer_seed2 rel dep dep_rel dbsa_enc dbsa_dec dbsa pascal sisa sh dbsa_sync syncattn \
-    dbsa_enc_lambda05 dbsa_lambda05 dep_rel_l4 dep_l4; do
+    dbsa_enc_lambda05 dbsa_dec_lambda05 dbsa_lambda05 dep_rel_l4 dep_l4; do
   DATA[$m]=main; BATCH[$m]=tokens:$tokens
 done
 DATA[ch]=ch; BATCH[ch]=tokens:$tokens; TASK[ch]=translation
@@ -99,6 +100,8 @@ TRAIN[dbsa_enc]="--arch transformer_dbsa_enc --dbsa-encoder-layer $dbsa_layer $d
 TRAIN[dbsa_dec]="--arch transformer_dbsa_dec --dbsa-decoder-layer $dbsa_layer $dep --dependency-lambda-dec 1.0
   $common"
 TRAIN[dbsa_enc_lambda05]="--arch transformer_dbsa_enc --dbsa-encoder-layer $dbsa_layer $dep --dependency-lambda-enc 0.5
+  $common"
+TRAIN[dbsa_dec_lambda05]="--arch transformer_dbsa_dec --dbsa-decoder-layer $dbsa_layer $dep --dependency-lambda-dec 0.5
   $common"
 TRAIN[dbsa]="--arch transformer_dbsa --dbsa-encoder-layer $dbsa_layer --dbsa-decoder-layer $dbsa_layer $dep
   --dependency-lambda-enc 1.0 --dependency-lambda-dec 1.0 $common"
