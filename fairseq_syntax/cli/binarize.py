@@ -54,7 +54,7 @@ def binarize_corpus(corpus, destdir, split, src, tgt, lang, label_dict_path=None
 
 
 def align_and_binarize(conllu, bpe, destdir, split, src, tgt, lang, units="auto", text_prefix=None,
-                       progress=True, label_dict_path=None):
+                       progress=True, label_dict_path=None, total=None):
     """Align a CoNLL-U file to its BPE'd text and binarize the result next to the tokens, streaming (memory
     does not grow with the corpus); same files as align_corpus + binarize_corpus. Returns the label
     dictionary used."""
@@ -69,7 +69,7 @@ def align_and_binarize(conllu, bpe, destdir, split, src, tgt, lang, units="auto"
     prefix = syntax_io.syntax_prefix(destdir, split, src, tgt, lang)
     writer = syntax_io.StreamingSyntaxWriter(prefix, text_prefix)
     try:
-        for block in iter_aligned_blocks(conllu, bpe, units, progress=progress):
+        for block in iter_aligned_blocks(conllu, bpe, units, progress=progress, total=total):
             writer.add_block(block)
     except BaseException:
         writer.close()

@@ -538,7 +538,8 @@ def main(argv=None):
                 continue
             align_and_binarize(conllus[(split, lang)], bpe_paths[(split, lang)], args.destdir, split, src, tgt,
                                lang, args.units, text_prefix=os.path.join(work, f"{split}.{lang}"),
-                               progress=not args.no_progress)
+                               progress=not args.no_progress,
+                               total=None if args.no_progress else _count_lines(bpe_paths[(split, lang)]))
     logger.info("prepared %s in %.1fs", args.destdir, time.perf_counter() - t_start)
     print(f"data-bin ready: {args.destdir}")
 

@@ -157,14 +157,15 @@ def _local_ids(labels: List[str]):
 
 
 def iter_aligned_blocks(conllu_path: str, bpe_path: str, units: str = "auto", marker: str = "@@",
-                        progress: bool = True, block_chars: int = 1 << 20):
+                        progress: bool = True, block_chars: int = 1 << 20, total: int = None):
     """Yield :class:`AlignedBlock` s covering every sentence of a CoNLL-U file in order, aligned to the lines
     of its BPE'd text (streaming: memory does not grow with the corpus). The two files must hold the same
     number of sentences, in the same order.
 
     Blocks in the plain shape (:mod:`fairseq_syntax.data.conllu_blocks`, canonical BPE lines) are aligned
     with array operations; any other block goes sentence by sentence through :func:`align_sentence`, so the
-    output and the errors (naming file and line) are the same either way."""
+    output and the errors (naming file and line) are the same either way. ``total`` (the number of sentences,
+    if known) gives the progress bar its time left."""
     from itertools import chain, islice
 
     from tqdm import tqdm
@@ -174,7 +175,7 @@ def iter_aligned_blocks(conllu_path: str, bpe_path: str, units: str = "auto", ma
     if units not in UNITS:
         raise ValueError(f"units must be one of {UNITS}, not {units!r}")
     lineno = 0  # BPE lines consumed
-    with open(bpe_path, encoding="utf-8") as bpe, tqdm(desc=f"align {bpe_path}", unit="sent",
+    with open(bpe_path, encoding="utf-8") as bpe, tqdm(desc=f"align {bpe_path}", unit="sent", total=total,
                                                        disable=not progress, mininterval=1.0) as bar:
         for block in read_blocks(conllu_path, block_chars):
             if isinstance(block, ColumnBlock):
