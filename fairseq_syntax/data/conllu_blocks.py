@@ -132,6 +132,9 @@ def columns_from_text(text: str, path: str = "<conllu>", first_line: int = 1, fi
 
 
 def _plain_columns(text: str):
+    """The :class:`ColumnBlock` of ``text`` read as bytes, or None where read_conllu must decide. Lines: empty,
+    comments (``#``) or ten columns starting with an ASCII digit (a word, a range "a-b" or an empty node
+    "a.b"); the paragraphs between empty lines that hold words are the sentences."""
     buf = text.encode("utf-8")
     if not buf or b"\0" in buf:
         return None
@@ -155,7 +158,7 @@ def _plain_columns(text: str):
     if wid is None:
         return None
     paragraph = np.cumsum(empty)[columned]  # empty lines before each line
-    word = wid_ok
+    word = wid_ok  # the word lines among the columned ones
     n_words = int(word.sum())
     if not n_words:
         return None
