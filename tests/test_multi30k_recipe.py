@@ -19,7 +19,8 @@ MODELS = ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dbsa_enc
 TRIES = {"dbsa_enc_lambda05": ("dbsa_enc", {"--dependency-lambda-enc": "0.5"}),
          "dbsa_dec_lambda05": ("dbsa_dec", {"--dependency-lambda-dec": "0.5"}),
          "dbsa_lambda05": ("dbsa", {"--dependency-lambda-enc": "0.5", "--dependency-lambda-dec": "0.5"}),
-         "dep_rel_l4": ("dep_rel", {"--rel-dep-l": "4"}), "dep_l4": ("dep", {"--rel-dep-l": "4"})}
+         "dep_rel_l4": ("dep_rel", {"--rel-dep-l": "4"}), "dep_l4": ("dep", {"--rel-dep-l": "4"}),
+         "pascal_h3": ("pascal", {"--pascal-heads": "3"})}
 
 
 def options(command):
