@@ -35,7 +35,7 @@ import numpy as np
 
 from fairseq_syntax.data.conllu import Sentence, normalize_form, read_conllu
 
-_OTHER_WHITESPACE = re.compile(r"[^\S \n]")  # what str.split() splits at, but for space and newline
+OTHER_WHITESPACE = re.compile(r"[^\S \n]")  # what str.split() splits at, but for space and newline
 
 
 @dataclass
@@ -68,7 +68,7 @@ class ColumnBlock:
 
     def read(self) -> Iterator[Sentence]:
         """The block's sentences as ``read_conllu`` reads them."""
-        return read_conllu(io.StringIO(self.text, newline="\n"), self.path, self.first_line, self.first_sentence)
+        return _read_text(self)
 
 
 @dataclass
@@ -84,11 +84,15 @@ class LineBlock:
 
     def read(self) -> Iterator[Sentence]:
         count = 0
-        for sent in read_conllu(io.StringIO(self.text, newline="\n"), self.path, self.first_line,
-                                self.first_sentence):
+        for sent in _read_text(self):
             count += 1
             yield sent
         self.count = count
+
+
+def _read_text(block) -> Iterator[Sentence]:
+    """``read_conllu`` over a block's text, its lines numbered as in the file."""
+    return read_conllu(io.StringIO(block.text, newline="\n"), block.path, block.first_line, block.first_sentence)
 
 
 def read_blocks(path: str, block_chars: int = 1 << 20) -> Iterator[Union[ColumnBlock, LineBlock]]:
@@ -183,7 +187,6 @@ def _plain_columns(text: str):
     heads, heads_ok = _digits(a, tabs[tw + 5] + 1, tabs[tw + 6])
     if heads is None or not heads_ok.all():
         return None
-    heads = heads[heads_ok]
     depths = forest_depths(heads, starts, sizes, sentence)
     if depths is None:
         return None
@@ -246,7 +249,7 @@ def _joined_forms(a, begin, end, starts):
     out[offset + width] = 32
     out[offset[starts[1:] - 1] + width[starts[1:] - 1]] = 10
     forms = out.tobytes().decode("utf-8")
-    if not forms.replace(" ", "").replace("\n", "").isprintable() and _OTHER_WHITESPACE.search(forms):
+    if not forms.replace(" ", "").replace("\n", "").isprintable() and OTHER_WHITESPACE.search(forms):
         return None
     return forms
 

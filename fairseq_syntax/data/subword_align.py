@@ -19,7 +19,6 @@ raises an error if neither matches.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import List, Tuple
@@ -219,10 +218,10 @@ def _canonical(text: str, marker: str) -> bool:
             or any(f"{a}{marker}{b}" in text for a in " \n" for b in " \n")
             or text.startswith(marker + " ") or text.startswith(marker + "\n")):
         return False
-    return text.replace("\n", "").isprintable() or _OTHER_WHITESPACE.search(text) is None
+    from fairseq_syntax.data.conllu_blocks import OTHER_WHITESPACE
 
+    return text.replace("\n", "").isprintable() or OTHER_WHITESPACE.search(text) is None
 
-_OTHER_WHITESPACE = re.compile(r"[^\S \n]")  # what str.split() splits at, but for space and newline
 
 
 def _align_columns(block, lines: List[str], units: str, marker: str):
