@@ -20,7 +20,9 @@ TRIES = {"dbsa_enc_lambda05": ("dbsa_enc", {"--dependency-lambda-enc": "0.5"}),
          "dbsa_dec_lambda05": ("dbsa_dec", {"--dependency-lambda-dec": "0.5"}),
          "dbsa_lambda05": ("dbsa", {"--dependency-lambda-enc": "0.5", "--dependency-lambda-dec": "0.5"}),
          "dep_rel_l4": ("dep_rel", {"--rel-dep-l": "4"}), "dep_l4": ("dep", {"--rel-dep-l": "4"}),
-         "pascal_h3": ("pascal", {"--pascal-heads": "3"})}
+         "pascal_h3": ("pascal", {"--pascal-heads": "3"}),
+         "sisa_lambda05": ("sisa", {"--dependency-lambda-enc": "0.5"}),
+         "sh_label3": ("sh", {"--label-embed-dim": "3"}), "ch_u4000": ("ch", {"--max-update": "4000"})}
 
 
 def options(command):
@@ -133,3 +135,8 @@ def test_multi30k_recipe_on_real_slice_with_udpipe(tmp_path):
     assert re.search(r"^\| syncattn \| dbsa_sync \|", table, flags=re.M)
     result = json.load(open(tmp_path / "results" / "syncattn.json"))
     assert sorted(result["also_against"]["dbsa_sync"]) == ["test2016", "test2017"]
+    for test_set, (_, n) in (("test2016", ("test_2016_flickr", 30)), ("test2017", ("test_2017_flickr", 20))):
+        # the scored translations are kept beside the JSON: the bootstrap can be run again from them
+        kept = open(tmp_path / "results" / "translations" / f"syncattn.{test_set}.txt", encoding="utf-8").read()
+        assert kept == open(os.path.join(work, "eval", "syncattn", test_set, "hyp.txt"), encoding="utf-8").read()
+        assert len(kept.splitlines()) == n

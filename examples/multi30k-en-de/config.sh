@@ -27,6 +27,11 @@
 #     development data)
 #   pascal_h3 (pascal with 3 of the 4 heads of layer 1 parent-scaled: Bugliarello & Okazaki's grid search
 #     chose 5-8 of 8 heads on their other corpora and found more syntax-aware heads better)
+#   sisa_lambda05 (sisa with lambda 0.5, as dbsa_enc_lambda05)
+#   sh_label3 (sh with 3-dimensional label embeddings: the paper's share of the embedding, 10 of 512
+#     dimensions, at d 128; 10 of 128 takes 8% of every source embedding away from the word)
+#   ch_u4000 (ch with 4,000 updates: half of the C&H corpus is parsing, so at 2,000 updates it sees half the
+#     translation pairs that the transformer sees; at 4,000 it sees as many)
 NAME=multi30k-en-de SRC=en TGT=de
 TEST_SETS="test2016 test2017"
 SHARED="${SHARED:-${FAIRSEQ_SYNTAX_SHARED:-$ROOT/../shared}}"
@@ -84,10 +89,10 @@ ls="--criterion label_smoothed_cross_entropy"
 dep="--criterion label_smoothed_cross_entropy_with_dependency --dependency-normalization arcs"
 
 for m in transformer transformer_seed2 rel dep dep_rel dbsa_enc dbsa_dec dbsa pascal sisa sh dbsa_sync syncattn \
-    dbsa_enc_lambda05 dbsa_dec_lambda05 dbsa_lambda05 dep_rel_l4 dep_l4 pascal_h3; do
+    dbsa_enc_lambda05 dbsa_dec_lambda05 dbsa_lambda05 dep_rel_l4 dep_l4 pascal_h3 sisa_lambda05 sh_label3; do
   DATA[$m]=main; BATCH[$m]=tokens:$tokens
 done
-DATA[ch]=ch; BATCH[ch]=tokens:$tokens; TASK[ch]=translation
+for m in ch ch_u4000; do DATA[$m]=ch; BATCH[$m]=tokens:$tokens; TASK[$m]=translation; done
 TRAIN[transformer]="--arch transformer $ls $common"
 TRAIN[transformer_seed2]="--arch transformer $ls $common --seed 2"
 # Omote et al. (2019) Sec. 5.1: relative positions clipped at k = 2, tree-depth differences at l = 2
@@ -116,8 +121,11 @@ TRAIN[pascal]="--arch transformer_pascal --pascal-layer 1 --pascal-heads 2 --pas
 TRAIN[pascal_h3]="--arch transformer_pascal --pascal-layer 1 --pascal-heads 3 --pascal-ignore-prob 0.4
   --pascal-variance 1 $ls $common"
 TRAIN[sisa]="--arch transformer_sisa --dbsa-encoder-layer $dbsa_layer $dep --dependency-lambda-enc 1.0 $common"
+TRAIN[sisa_lambda05]="--arch transformer_sisa --dbsa-encoder-layer $dbsa_layer $dep --dependency-lambda-enc 0.5 $common"
 TRAIN[sh]="--arch transformer_sh --label-embed-dim 10 $ls $common"
+TRAIN[sh_label3]="--arch transformer_sh --label-embed-dim 3 $ls $common"
 TRAIN[ch]="--arch transformer $ls $common"
+TRAIN[ch_u4000]="--arch transformer $ls $common --max-update 4000"
 # Deguchi et al. (2021) Sec. 5.1: parse heads in layer l_dep = 1 of both sides, lambda_dep 0.5; SyncAttn adds
 # L_sync on decoder layer l_sync with lambda_sync 0.5 (their WMT14 En-De value); both in the 2021 form of the
 # dependency attention, softmax(Q U K^T / sqrt(d_k)) without a bias (Eq. 4)

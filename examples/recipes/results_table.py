@@ -6,7 +6,9 @@ chrF, the paired bootstrap test against the model's baseline), ``$WORK/eval/MODE
 UAS) and the training state of ``$WORK/checkpoints/MODEL/checkpoint_last.pt`` and ``checkpoint_best.pt``
 (updates, training time, the epoch and validation NLL of the checkpoint scored), and the scores against the
 paper's other baselines (``ALSO_AGAINST``: ``[SET/]vs_BASE/scores.json``, one more row each, under
-``also_against`` in the JSON). Writes ``OUT/MODEL.json`` and prints the table (Markdown) to stdout.
+``also_against`` in the JSON). Writes ``OUT/MODEL.json`` and the scored (detokenised) translations,
+``OUT/translations/MODEL[.SET].txt``, so that a bootstrap test against any row can be run again without the
+checkpoints (``fairseq-syntax-evaluate --hyp A --baseline B --ref REF``), and prints the table (Markdown).
 
     python examples/recipes/results_table.py --work /work/m30k --sets test2016 test2017 \\
         --models transformer transformer_seed2 rel ... --out examples/multi30k-en-de/results
@@ -15,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 
 
@@ -71,7 +74,8 @@ def main(argv=None):
     p.add_argument("--sets", nargs="*", default=[], help="test sets scored one by one (eval/MODEL/SET/); "
                    "none: eval/MODEL/scores.json")
     p.add_argument("--baselines", default="", help="MODEL=BASELINE,... (default baseline: transformer)")
-    p.add_argument("--out", default=None, help="write OUT/MODEL.json (default: do not write)")
+    p.add_argument("--out", default=None, help="write OUT/MODEL.json and OUT/translations/MODEL[.SET].txt "
+                   "(default: do not write)")
     args = p.parse_args(argv)
     baselines = dict(kv.split("=") for kv in args.baselines.split(",") if kv)
     sets = args.sets or [""]
@@ -110,7 +114,10 @@ def main(argv=None):
                 row += cells
             print("| " + " | ".join(row + ["", "", "", ""]) + " |")
         if args.out:
-            os.makedirs(args.out, exist_ok=True)
+            os.makedirs(os.path.join(args.out, "translations"), exist_ok=True)
+            for s in sets:
+                name = f"{m}.{s}.txt" if s else f"{m}.txt"
+                shutil.copyfile(os.path.join(ev, s, "hyp.txt"), os.path.join(args.out, "translations", name))
             with open(os.path.join(args.out, f"{m}.json"), "w", encoding="utf-8") as f:
                 json.dump(result, f, indent=1, sort_keys=True)
                 f.write("\n")
