@@ -22,7 +22,8 @@ TRIES = {"dbsa_enc_lambda05": ("dbsa_enc", {"--dependency-lambda-enc": "0.5"}),
          "dep_rel_l4": ("dep_rel", {"--rel-dep-l": "4"}), "dep_l4": ("dep", {"--rel-dep-l": "4"}),
          "pascal_h3": ("pascal", {"--pascal-heads": "3"}),
          "sisa_lambda05": ("sisa", {"--dependency-lambda-enc": "0.5"}),
-         "sh_label3": ("sh", {"--label-embed-dim": "3"}), "ch_u4000": ("ch", {"--max-update": "4000"})}
+         "sh_label3": ("sh", {"--label-embed-dim": "3"}), "ch_u4000": ("ch", {"--max-update": "4000"}),
+         "syncattn_sync2": ("syncattn", {"--sync-layer": "2"})}
 
 
 def options(command):

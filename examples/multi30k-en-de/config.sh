@@ -32,6 +32,9 @@
 #     dimensions, at d 128; 10 of 128 takes 8% of every source embedding away from the word)
 #   ch_u4000 (ch with 4,000 updates: half of the C&H corpus is parsing, so at 2,000 updates it sees half the
 #     translation pairs that the transformer sees; at 4,000 it sees as many)
+#   syncattn_sync2 (syncattn with L_sync on the penultimate decoder layer, 2 of 3: Deguchi et al. put l_sync at
+#     5 of 6 because Garg et al. (2019) found the penultimate layer's cross-attention the best aligner; the
+#     same relative depth rounds to the last layer, 3 of 3)
 NAME=multi30k-en-de SRC=en TGT=de
 TEST_SETS="test2016 test2017"
 SHARED="${SHARED:-${FAIRSEQ_SYNTAX_SHARED:-$ROOT/../shared}}"
@@ -89,7 +92,7 @@ ls="--criterion label_smoothed_cross_entropy"
 dep="--criterion label_smoothed_cross_entropy_with_dependency --dependency-normalization arcs"
 
 for m in transformer transformer_seed2 rel dep dep_rel dbsa_enc dbsa_dec dbsa pascal sisa sh dbsa_sync syncattn \
-    dbsa_enc_lambda05 dbsa_dec_lambda05 dbsa_lambda05 dep_rel_l4 dep_l4 pascal_h3 sisa_lambda05 sh_label3; do
+    dbsa_enc_lambda05 dbsa_dec_lambda05 dbsa_lambda05 dep_rel_l4 dep_l4 pascal_h3 sisa_lambda05 sh_label3 syncattn_sync2; do
   DATA[$m]=main; BATCH[$m]=tokens:$tokens
 done
 for m in ch ch_u4000; do DATA[$m]=ch; BATCH[$m]=tokens:$tokens; TASK[$m]=translation; done
@@ -131,13 +134,16 @@ TRAIN[ch_u4000]="--arch transformer $ls $common --max-update 4000"
 # dependency attention, softmax(Q U K^T / sqrt(d_k)) without a bias (Eq. 4)
 TRAIN[dbsa_sync]="--arch transformer_dbsa --dbsa-encoder-layer 1 --dbsa-decoder-layer 1 $dep
   --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5 --dbsa-bias none --dbsa-scaled $common"
-TRAIN[syncattn]="--arch transformer_syncattn --dbsa-encoder-layer 1 --dbsa-decoder-layer 1 --sync-layer $sync_layer
+syncattn="--arch transformer_syncattn --dbsa-encoder-layer 1 --dbsa-decoder-layer 1
   --criterion label_smoothed_cross_entropy_with_sync --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5
   --dependency-normalization arcs --dbsa-bias none --dbsa-scaled --sync-lambda 0.5 $common"
+TRAIN[syncattn]="$syncattn --sync-layer $sync_layer"
+TRAIN[syncattn_sync2]="$syncattn --sync-layer $((layers - 1))"  # SIZE=base: 5 of 6, as syncattn
 BASELINE[transformer_seed2]=transformer  # bootstrap against seed 1: what seed noise alone gives
 # the papers' second baselines: Omote et al. compare dep+rel with Shaw's rel too, Deguchi et al. (2021)
 # SyncAttn with DBSA at the same setting
-ALSO_AGAINST[dep_rel]=rel; ALSO_AGAINST[dep_rel_l4]=rel; ALSO_AGAINST[syncattn]=dbsa_sync
+ALSO_AGAINST[dep_rel]=rel; ALSO_AGAINST[dep_rel_l4]=rel
+ALSO_AGAINST[syncattn]=dbsa_sync; ALSO_AGAINST[syncattn_sync2]=dbsa_sync
 
 # Watanabe et al. (2017), as in examples/aspec-en-ja: d 256 (the paper's size at both settings), 2 layers,
 # Adam lr 0.01 (0.9, 0.99) halved after epochs 9 and 12, clipping 3.0, weight decay 1e-6, batches of 128
