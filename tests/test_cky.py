@@ -49,16 +49,22 @@ def test_cell_terms_give_the_du_output_and_its_sum():
     du = DeductionUnit(6).double()
     a, b = torch.randn(10, 6, dtype=torch.double), torch.randn(10, 6, dtype=torch.double)
     za, zb, pl, pr = du.cell_terms(torch.cat([a, b]))
-    torch.testing.assert_close(du.combine(za[:10], zb[10:], pl[:10], pr[10:]), du(a, b))
+    torch.testing.assert_close(du.combine(za[:10], zb[10:], pl[:10], pr[10:]), du.raw(a, b))
     u3, const = du.score_weights()
     fast = torch.relu(za[:10] + zb[10:]) @ u3 + pl[:10].sum(-1) + pr[10:].sum(-1) + const
-    torch.testing.assert_close(fast, du(a, b).sum(-1))
+    torch.testing.assert_close(fast, du.raw(a, b).sum(-1))
+    torch.testing.assert_close(du(a, b), torch.nn.functional.layer_norm(du.raw(a, b), (6,)))  # LN at init
+    plain = DeductionUnit(6, norm="none").double()
+    torch.testing.assert_close(plain(a, b), plain.raw(a, b))
+    with pytest.raises(ValueError, match="unknown Deduction Unit normalisation"):
+        DeductionUnit(6, norm="batch")
 
 
 def _linear_table(h, w_left=1.0, w_right=2.0):
-    """CKYTable whose DU is DU(a, b) = w_left * a + w_right * b (CNN1-3 zeroed): Eq. 12 by hand."""
+    """CKYTable whose DU is DU(a, b) = w_left * a + w_right * b (CNN1-3 zeroed, no normalisation): Eq. 12 by
+    hand."""
     d = h.size(-1)
-    table = CKYTable(d).double()
+    table = CKYTable(d, norm="none").double()
     with torch.no_grad():
         for p in table.parameters():
             p.zero_()
@@ -90,19 +96,25 @@ def test_max_over_splits_on_a_hand_made_table():
 
 
 def _naive_table(du, h):
-    """Eq. 12 cell by cell and split by split: every candidate DU output, the one with the largest sum wins."""
+    """Eq. 12 cell by cell and split by split: every candidate DU output, the one with the largest sum wins
+    (then normalised, when the DU normalises)."""
     t = h.size(0)
     cell = {(1, j): h[j] for j in range(t)}
     for i in range(2, t + 1):
         for j in range(t - i + 1):
-            cands = [du(cell[(k, j)], cell[(i - k, j + k)]) for k in range(1, i)]
-            cell[(i, j)] = max(cands, key=lambda v: v.sum().item())
+            cands = [du.raw(cell[(k, j)], cell[(i - k, j + k)]) for k in range(1, i)]
+            cell[(i, j)] = du.norm(max(cands, key=lambda v: v.sum().item()))
     return torch.stack([cell[(i, j)] for i in range(1, t + 1) for j in range(t - i + 1)])
 
 
-def test_batched_levels_equal_the_equation_values_and_gradients():
+@pytest.mark.parametrize("norm", ["layer", "none"])
+def test_batched_levels_equal_the_equation_values_and_gradients(norm):
     torch.manual_seed(1)
-    table = CKYTable(6).double()
+    table = CKYTable(6, norm=norm).double()
+    if norm == "layer":  # a normalisation that is not the identity at initialisation
+        with torch.no_grad():
+            table.du.norm.weight.uniform_(0.5, 1.5)
+            table.du.norm.bias.uniform_(-0.5, 0.5)
     h = torch.randn(1, 5, 6, dtype=torch.double, requires_grad=True)
     cells, _, _ = table(h, torch.tensor([5]))
     weights = torch.randn_like(cells)
@@ -114,10 +126,11 @@ def test_batched_levels_equal_the_equation_values_and_gradients():
         torch.testing.assert_close(fast, ref)
 
 
-def test_table_gradients_with_dropout_pass_gradcheck():
+@pytest.mark.parametrize("norm", ["layer", "none"])
+def test_table_gradients_with_dropout_pass_gradcheck(norm):
     """The replayed backward with the forward's dropout masks (reseeded: the same masks on every call)."""
     torch.manual_seed(7)
-    table = CKYTable(4, dropout=0.3).double().train()
+    table = CKYTable(4, dropout=0.3, norm=norm).double().train()
     h = torch.randn(2, 4, 4, dtype=torch.double, requires_grad=True)
     lengths = torch.tensor([4, 3])
 
@@ -242,6 +255,26 @@ def test_reverse_direction_final_states_start_the_decoder():
     assert h.shape == (2, 1, 32)
 
 
+def test_normalised_cells_stay_bounded_where_the_literal_du_explodes():
+    """The failure seen on Multi30k: once training has grown the DU's weights (here: x4), the literal DU
+    compounds them level by level; the normalised DU keeps every cell at the scale of a LayerNorm output."""
+    torch.manual_seed(3)
+    width, d = 24, 16
+    h = torch.randn(2, width, d)
+    norms = {}
+    for norm in ("none", "layer"):
+        torch.manual_seed(3)
+        table = CKYTable(d, norm=norm)
+        with torch.no_grad():
+            for p in (table.du.cnn1.weight, table.du.cnn2.weight, table.du.cnn3.weight, table.du.cnn4.weight):
+                p.mul_(4)
+        cells, _, _ = table(h, torch.tensor([width, width]))
+        norms[norm] = [cells[:, level_offset(i, width):level_offset(i, width) + width - i + 1].norm(dim=-1).max()
+                       for i in range(1, width + 1)]
+    assert norms["none"][-1] > 1e3 * norms["none"][0]  # the explosion (here 2e4x over 23 levels)
+    assert max(norms["layer"][1:]) <= d ** 0.5 + 1e-4  # LN output, gamma 1, beta 0: norm sqrt(d)
+
+
 def test_choices_are_ties_free_in_practice():
     """The fast selection picks the same split as the full DU outputs on a random batch (float32)."""
     torch.manual_seed(4)
@@ -252,7 +285,7 @@ def test_choices_are_ties_free_in_practice():
         for i, j in itertools.product(range(2, n + 1), range(n)):
             if j + i > n:
                 continue
-            cands = [table.du(cells[b, level_offset(k, 7) + j], cells[b, level_offset(i - k, 7) + j + k]).sum()
+            cands = [table.du.raw(cells[b, level_offset(k, 7) + j], cells[b, level_offset(i - k, 7) + j + k]).sum()
                      for k in range(1, i)]
             assert splits[b, level_offset(i, 7) + j].item() == 1 + int(torch.stack(cands).argmax())
 

@@ -34,7 +34,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from fairseq import utils
-from fairseq.dataclass import FairseqDataclass
+from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.models import (
     FairseqEncoder,
     FairseqEncoderDecoderModel,
@@ -44,7 +44,7 @@ from fairseq.models import (
 from fairseq.models.lstm import LSTM, Embedding, LSTMDecoder
 from fairseq.modules import FairseqDropout
 
-from fairseq_syntax.modules.cky_table import CKYTable
+from fairseq_syntax.modules.cky_table import NORMS, CKYTable
 from fairseq_syntax.modules.lstm_attention import CKYAttention, DotAttention, defer_memory_grad, memory_states
 
 
@@ -58,6 +58,10 @@ class AttentionLSTMConfig(FairseqDataclass):
                                                        "encoder states"})
     cky_dropout: float = field(default=0.3, metadata={"help": "dropout on every Deduction Unit output (paper's "
                                                               "CNN dropout: 0.3)"})
+    cky_norm: ChoiceEnum(NORMS) = field(default="layer", metadata={
+        "help": "normalisation of every Deduction Unit output: layer (LayerNorm, as each convolution of He et al. "
+                "2016's residual unit that the paper's DU follows is normalised; without it the cells' norms "
+                "explode with the span length on real text) or none (the paper's text, literally)"})
     share_decoder_input_output_embed: bool = field(default=False, metadata={"help": "tie the decoder's input "
                                                                                     "embedding and output matrix"})
     max_source_positions: int = field(default=1024, metadata={"help": "longest source accepted"})
@@ -109,7 +113,7 @@ class AttentionLSTMEncoder(FairseqEncoder):
         self.dropout_in = FairseqDropout(cfg.dropout, module_name=self.__class__.__name__)
         self.forward_lstm = ResidualLSTMStack(dim, cfg.encoder_layers, cfg.dropout)
         self.backward_lstm = ResidualLSTMStack(dim, cfg.encoder_layers, cfg.dropout)
-        self.cky = CKYTable(dim, cfg.cky_dropout) if cfg.cky else None
+        self.cky = CKYTable(dim, cfg.cky_dropout, cfg.cky_norm) if cfg.cky else None
 
     def forward(self, src_tokens: Tensor, src_lengths: Tensor, **unused):
         tokens = utils.convert_padding_direction(src_tokens, self.padding_idx, left_to_right=True)  # no-op if right
