@@ -372,3 +372,12 @@ def test_a_partial_backward_pass_leaves_no_stale_memory_gradient():
     torch.autograd.grad(value, list(model.decoder.parameters()), retain_graph=True)
     value.backward()
     torch.testing.assert_close(model.encoder.embed_tokens.weight.grad, once)
+
+
+def test_a_checkpoint_without_the_du_normalisation_names_the_override():
+    plain, _ = tiny_model("cky_lstm_tiny", cky_norm="none")
+    normed, _ = tiny_model("cky_lstm_tiny")
+    with pytest.raises(RuntimeError, match="cky_norm': 'none'"):
+        normed.load_state_dict(plain.state_dict())
+    again, _ = tiny_model("cky_lstm_tiny", cky_norm="none")
+    again.load_state_dict(plain.state_dict())  # the matching model loads it

@@ -203,6 +203,14 @@ class AttentionLSTMModel(FairseqEncoderDecoderModel):
     def max_positions(self):
         return (self.encoder.max_source_positions, self.decoder.max_target_positions)
 
+    def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
+        norm = "encoder.cky.du.norm.weight"
+        if strict and self.encoder.cky is not None and norm in self.state_dict() and norm not in state_dict:
+            raise RuntimeError("this CKY checkpoint has no Deduction Unit normalisation (it was trained with "
+                               "--cky-norm none, or before the option existed): load it with --model-overrides "
+                               "\"{'cky_norm': 'none'}\"")
+        return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
+
 
 _DEFAULTS = {f.name: f.default for f in fields(AttentionLSTMConfig) if not f.name.startswith("_")}
 
