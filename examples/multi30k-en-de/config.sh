@@ -35,6 +35,9 @@
 #   syncattn_sync2 (syncattn with L_sync on the penultimate decoder layer, 2 of 3: Deguchi et al. put l_sync at
 #     5 of 6 because Garg et al. (2019) found the penultimate layer's cross-attention the best aligner; the
 #     same relative depth rounds to the last layer, 3 of 3)
+#   cky_lstm_lr001 against lstm_luong_lr001 (both LSTMs with Adam lr 0.001, halved at the same epochs: at
+#     the paper's 0.01 the CKY cells explode without the Deduction Unit's norm and collapse to one vector
+#     with it, on this BPE data; the baseline gets the same change so that the pair stays comparable)
 NAME=multi30k-en-de SRC=en TGT=de
 TEST_SETS="test2016 test2017"
 SHARED="${SHARED:-${FAIRSEQ_SYNTAX_SHARED:-$ROOT/../shared}}"
@@ -148,13 +151,19 @@ ALSO_AGAINST[syncattn]=dbsa_sync; ALSO_AGAINST[syncattn_sync2]=dbsa_sync
 # Watanabe et al. (2017), as in examples/aspec-en-ja: d 256 (the paper's size at both settings), 2 layers,
 # Adam lr 0.01 (0.9, 0.99) halved after epochs 9 and 12, clipping 3.0, weight decay 1e-6, batches of 128
 # sentences, greedy decoding. Here on the same BPE data-bin as the transformers (the paper: lowercased words).
+lstm_lr() {  # Adam's rate for epochs 1-9, halved for 10-12, quartered from 13 (the paper: 0.01)
+  echo "--lr $1,$1,$1,$1,$1,$1,$1,$1,$1,$2,$2,$2,$3"
+}
 cky="--optimizer adam --adam-betas '(0.9, 0.99)' --weight-decay 1e-6 --clip-norm 3.0 --lr-scheduler fixed
-  --lr 0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.005,0.005,0.005,0.0025 --criterion cross_entropy
-  --seed 1 --keep-last-epochs 5 $lstm_budget"
+  --criterion cross_entropy --seed 1 --keep-last-epochs 5 $lstm_budget"
 for m in lstm_luong cky_lstm; do
-  DATA[$m]=main; BATCH[$m]=sentences:128; DECODE[$m]="--beam 1"; TASK[$m]=translation; BASELINE[$m]=lstm_luong
-  TRAIN[$m]="--arch $m $cky"
+  for t in "$m" "${m}_lr001"; do DATA[$t]=main; BATCH[$t]=sentences:128; DECODE[$t]="--beam 1"; TASK[$t]=translation; done
+  TRAIN[$m]="--arch $m $cky $(lstm_lr 0.01 0.005 0.0025)"
+  TRAIN[${m}_lr001]="--arch $m $cky $(lstm_lr 0.001 0.0005 0.00025)"
 done
+BASELINE[lstm_luong]=lstm_luong; BASELINE[cky_lstm]=lstm_luong
+BASELINE[lstm_luong_lr001]=lstm_luong; BASELINE[cky_lstm_lr001]=lstm_luong_lr001
+ALSO_AGAINST[cky_lstm_lr001]=lstm_luong
 
 download() {  # the shared copy of the task-1 files, else the dataset's GitHub repository
   local from to lang
