@@ -4,6 +4,9 @@
 # epochs 9 and 12 (15 epochs: the paper does not say how many); gradient clipping 3.0, weight decay 1e-6,
 # dropout 0.2 (LSTMs) / 0.3 (CNN); greedy decoding; BLEU on KyTea tokens and RIBES. The paper gives no
 # batch size: 128 sentences here. ASPEC is not public: ASPEC_DIR (your ASPEC-JE folder) or LOCAL_DATA.
+# cky_lstm's Deduction Unit output is layer-normalised (--cky-norm layer, the default; docs/cky.md): the
+# paper's literal DU (--cky-norm none) made the cells explode on Multi30k at this rate and overflowed on
+# the synthetic corpus at 2e-3.
 NAME=aspec-en-ja SRC=en TGT=ja
 TRAIN_FIRST=100000
 VARIANTS=words

@@ -36,8 +36,8 @@
 #     5 of 6 because Garg et al. (2019) found the penultimate layer's cross-attention the best aligner; the
 #     same relative depth rounds to the last layer, 3 of 3)
 #   cky_lstm_lr001 against lstm_luong_lr001 (both LSTMs with Adam lr 0.001, halved at the same epochs: at
-#     the paper's 0.01 the CKY cells explode without the Deduction Unit's norm and collapse to one vector
-#     with it, on this BPE data; the baseline gets the same change so that the pair stays comparable)
+#     the paper's 0.01 on this data the layer-normalised CKY cells collapse to one vector per sentence
+#     (docs/cky.md); the baseline gets the same rate so that the pair stays comparable)
 NAME=multi30k-en-de SRC=en TGT=de
 TEST_SETS="test2016 test2017"
 SHARED="${SHARED:-${FAIRSEQ_SYNTAX_SHARED:-$ROOT/../shared}}"

@@ -12,7 +12,8 @@
 # syncattn (parse heads in layer 1, C from decoder layer 3, lambda_dep 0.5,
 # lambda_sync 0.5) and dbsa_l1 (its DBSA baseline: the same heads and lambda_dep);
 # lstm_luong and cky_lstm (LSTM ANMT with dot / CKY-based attention, d 128,
-# gradient clipping 3.0 as in Watanabe et al. 2017; no parse).
+# gradient clipping 3.0 as in Watanabe et al. 2017; no parse); cky_lstm_du (cky_lstm with the paper's
+# Deduction Unit literally: no normalisation of its output, --cky-norm none).
 # Models train one after another (PARALLEL=1: all at once, one core each).
 # Variables: FIDELITY_DIR [work/fidelity], UPDATES [2000], TRAIN [20000], SEED [1].
 set -euo pipefail
@@ -56,6 +57,8 @@ model_args() {
       --dependency-lambda-enc 0.5 --dependency-lambda-dec 0.5" ;;
     lstm_luong) echo "--arch lstm_luong --embed-dim 128 --clip-norm 3.0 --criterion label_smoothed_cross_entropy" ;;
     cky_lstm) echo "--arch cky_lstm --embed-dim 128 --clip-norm 3.0 --criterion label_smoothed_cross_entropy" ;;
+    cky_lstm_du) echo "--arch cky_lstm --cky-norm none --embed-dim 128 --clip-norm 3.0 \
+      --criterion label_smoothed_cross_entropy" ;;
     dep_noabs) echo "--arch transformer_dep --rel-no-absolute-positions --criterion label_smoothed_cross_entropy" ;;
     *) echo "unknown model $1" >&2; exit 2 ;;
   esac
