@@ -17,6 +17,7 @@ checkpoints (``fairseq-syntax-evaluate --hyp A --baseline B --ref REF``), and pr
 import argparse
 import json
 import os
+import platform
 import re
 import shutil
 import sys
@@ -69,7 +70,6 @@ def machine():
                 cores += 1
             elif key == "flags" and not flags:
                 flags = value
-    import platform
     return {"cpu": name or platform.processor() or platform.machine(), "cores": cores or os.cpu_count(),
             "avx512": " avx512f" in f" {flags}"}
 
@@ -98,6 +98,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     baselines = dict(kv.split("=") for kv in args.baselines.split(",") if kv)
     sets = args.sets or [""]
+    cpu = machine()  # read once: every row of this run was collected here
     head = ["model", "baseline"]
     for s in sets:
         name = s or "test"
@@ -111,7 +112,7 @@ def main(argv=None):
             print(f"{m}: not evaluated yet ({ev})", file=sys.stderr)
             continue
         base = baselines.get(m, "transformer")
-        result = {"model": m, "baseline": None if base == m else base, "sets": {}, "machine": machine()}
+        result = {"model": m, "baseline": None if base == m else base, "sets": {}, "machine": cpu}
         row = [m, "-" if base == m else base]
         for s in sets:
             result["sets"][s or "test"], cells = set_scores(os.path.join(ev, s, "scores.json"))
