@@ -1,8 +1,11 @@
 """The suite's fork server (tests/forkserver): a command handed to it prints, reads and returns what the
 same command does in a fresh interpreter, in a process of its own, and it stops when its caller is stopped."""
+import json
 import os
 import select
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -88,3 +91,36 @@ def test_a_stopped_caller_stops_its_command(tmp_path):
     finally:
         os.close(command)
     assert exited, "the command outlived its killed caller"
+
+
+def test_a_caller_gone_before_its_pid_comes_back_stops_its_command(tmp_path):
+    """The race seen under load: the caller is killed after its command started but before the server's
+    handler reports the command's pid, so that report fails; the command must die all the same (its
+    standard output then reaches end of file: no process holds it any more)."""
+    wait_for_server()
+    (tmp_path / "fsx_blocker.py").write_text(BLOCKER)
+    token = f"gone-{tmp_path.name}"
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    request = json.dumps({"kind": "module", "what": "fsx_blocker", "args": [token], "env": env(),
+                          "cwd": str(tmp_path), "unbuffered": False}).encode()
+    caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # what sitecustomize.py sends, then gone
+    caller.connect(forkserver_socket())
+    socket.send_fds(caller, [struct.pack("!I", len(request))], [stdin_r, stdout_w, stdout_w])
+    caller.sendall(request)
+    caller.close()
+    os.close(stdin_r)
+    os.close(stdout_w)
+    deadline = time.monotonic() + 30
+    ended = False
+    try:
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([stdout_r], [], [], max(0.0, deadline - time.monotonic()))
+            if readable and not os.read(stdout_r, 4096):
+                ended = True
+                break
+    finally:
+        os.close(stdout_r)
+        os.close(stdin_w)  # end of input: a command that outlived its caller still ends
+    assert f"module fsx_blocker {token}" in server_log(), "the server never started the command"
+    assert ended, "the command outlived its caller"

@@ -161,15 +161,17 @@ def handle(conn):
     for fd in fds:
         os.close(fd)
     print(f"{pid} {request['kind']} {os.path.basename(request['what'])} {' '.join(request['args'][:4])}", flush=True)
-    conn.sendall(struct.pack("!q", pid))
     exited = os.pidfd_open(pid)
-    while True:
-        ready, _, _ = select.select([conn, exited], [], [])
-        if exited in ready:
-            break
-        if not conn.recv(1):  # the client is gone (killed): so goes its command
-            os.kill(pid, signal.SIGKILL)
-            break
+    try:
+        conn.sendall(struct.pack("!q", pid))  # fails if the client was killed before this (EPIPE)
+        while True:
+            ready, _, _ = select.select([conn, exited], [], [])
+            if exited in ready:
+                break
+            if not conn.recv(1):
+                raise ConnectionResetError
+    except OSError:  # the client is gone (killed), whenever it went: so goes its command
+        os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     try:
         conn.sendall(struct.pack("!q", os.waitstatus_to_exitcode(status)))
