@@ -11,12 +11,13 @@ import random
 import numpy as np
 import pytest
 
+from conftest import shared_path
 from fairseq_syntax.data.conllu import read_conllu
 from fairseq_syntax.data.conllu_blocks import ColumnBlock, LineBlock, columns_from_text, read_blocks
 from fairseq_syntax.data.subword_align import align_sentence, iter_aligned_blocks
 from fairseq_syntax.errors import SyntaxDataError
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+SHARED = shared_path("data")  # FAIRSEQ_SYNTAX_SHARED, else ../shared beside the checkout
 FORMS = ["a", "bb", "Haus", "zum", "été", "日本語", "x@@", "@@", "n't", "01", "a\xadb", "-", "."]
 LABELS = ["nsubj", "obj", "root", "nmod:poss", "compound:prt", "dép", "", "a-very-long-label:subtype"]
 

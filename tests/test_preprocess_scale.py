@@ -168,6 +168,24 @@ def test_chunks_of_another_job_are_not_reused(ewt, tmp_path):
     assert res.reused == 0 and res.processed == 300
 
 
+def test_a_failed_chunk_leaves_no_pool_thread_behind():
+    """A worker's error reaches the caller only after the pool's manager thread has ended: left running, it
+    raced the interpreter's exit hook on its wakeup pipe and the run printed a second traceback ("Bad file
+    descriptor") after its own error (seen once in the test below under the suite's load)."""
+    import threading
+
+    from fairseq_syntax.data.chunked import _call, worker_pool
+
+    before = set(threading.enumerate())
+    with pytest.raises(TypeError):
+        with worker_pool(2, None, ()) as pool:
+            futures = [pool.submit(_call, pow, i, [], ()) for i in range(4)]  # pow(None, i, []): TypeError
+            for f in futures:
+                f.result()
+    left = [t.name for t in threading.enumerate() if t not in before and t.is_alive()]
+    assert not left, left
+
+
 def test_parse_errors_name_file_and_line_before_parsing(ewt, tmp_path):
     bad = tmp_path / "bad.tok"
     lines = open(ewt["tok"], encoding="utf-8").read().splitlines()

@@ -288,10 +288,17 @@ def worker_pool(workers: int, init, init_args):
         yield pool
     except BaseException:
         procs = list((getattr(pool, "_processes", None) or {}).values())
+        manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
         pool.shutdown(wait=False, cancel_futures=True)
         for p in procs:  # do not wait for chunks nobody will commit
             with contextlib.suppress(Exception):
                 p.terminate()
+        # Let the pool's manager thread see its dead workers and close its wakeup pipe before the error goes
+        # up: left running, it can close that pipe while the interpreter's exit hook writes to it (an unlocked
+        # check in CPython 3.11's concurrent.futures; gh-125451), and the run ends with a second traceback
+        # ("Bad file descriptor") after its own error message. Seen once under the test suite's load.
+        if manager is not None:
+            manager.join(timeout=30)
         raise
     else:
         pool.shutdown(wait=True)
