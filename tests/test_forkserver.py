@@ -1,18 +1,17 @@
 """The suite's fork server (tests/forkserver): a command handed to it prints, reads and returns what the
 same command does in a fresh interpreter, in a process of its own, and it stops when its caller is stopped."""
-import json
+import importlib.util
 import os
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
 
 import pytest
 
-from helpers import ROOT, USER_DIR, env, forkserver_socket, run, tool
+from helpers import FORKSERVER_DIR, ROOT, USER_DIR, env, forkserver_socket, run, tool
 
 pytestmark = pytest.mark.skipif(os.environ.get("FAIRSEQ_SYNTAX_TEST_FORKSERVER", "1") == "0",
                                 reason="fork server switched off (FAIRSEQ_SYNTAX_TEST_FORKSERVER=0)")
@@ -23,6 +22,15 @@ text = sys.stdin.read()
 print(len(text), "characters", sys.argv[1:])
 sys.exit(3)
 """
+
+
+def send_request(sock, request, fds):
+    """The fork server's own client call (tests/forkserver/fsx_wire.py, loaded by path: that folder is not
+    put on this process's sys.path, it holds a sitecustomize)."""
+    spec = importlib.util.spec_from_file_location("fsx_wire", os.path.join(FORKSERVER_DIR, "fsx_wire.py"))
+    wire = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(wire)
+    wire.send_request(sock, request, fds)
 
 
 def server_log():
@@ -102,12 +110,10 @@ def test_a_caller_gone_before_its_pid_comes_back_stops_its_command(tmp_path):
     token = f"gone-{tmp_path.name}"
     stdin_r, stdin_w = os.pipe()
     stdout_r, stdout_w = os.pipe()
-    request = json.dumps({"kind": "module", "what": "fsx_blocker", "args": [token], "env": env(),
-                          "cwd": str(tmp_path), "unbuffered": False}).encode()
     caller = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # what sitecustomize.py sends, then gone
     caller.connect(forkserver_socket())
-    socket.send_fds(caller, [struct.pack("!I", len(request))], [stdin_r, stdout_w, stdout_w])
-    caller.sendall(request)
+    send_request(caller, {"kind": "module", "what": "fsx_blocker", "args": [token], "env": env(),
+                          "cwd": str(tmp_path), "unbuffered": False}, [stdin_r, stdout_w, stdout_w])
     caller.close()
     os.close(stdin_r)
     os.close(stdout_w)

@@ -11,13 +11,14 @@ child's pid and exit status to the client and kills the child if the client goes
 socket only when the imports are done (clients that come earlier run as usual) and exits when the process
 that started it does.
 """
-import json
 import os
 import select
 import signal
 import socket
 import struct
 import sys
+
+from fsx_wire import receive_request
 
 #: console script name -> entry point, read from the installed packages when the server starts
 SCRIPTS = {}
@@ -71,16 +72,6 @@ def warm_up():
     with torch.no_grad():
         SequenceGenerator([model], d, beam_size=2, max_len_b=5).generate(
             [model], {"net_input": {"src_tokens": src, "src_lengths": lengths}})
-
-
-def recv_exact(conn, n):
-    data = b""
-    while len(data) < n:
-        chunk = conn.recv(n - len(data))
-        if not chunk:
-            raise EOFError
-        data += chunk
-    return data
 
 
 def run_command(request, fds):
@@ -152,8 +143,7 @@ def run_command(request, fds):
 def handle(conn):
     """In the request's handler: read it, fork the command, report its pid and exit status."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    head, fds, _flags, _addr = socket.recv_fds(conn, 4, 3)
-    request = json.loads(recv_exact(conn, struct.unpack("!I", head)[0]))
+    request, fds = receive_request(conn)
     pid = os.fork()
     if pid == 0:
         conn.close()

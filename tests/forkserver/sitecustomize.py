@@ -44,10 +44,11 @@ def routed_target(argv):
 
 
 def _hand_over(path, target):
-    import json
     import signal
     import socket
     import struct
+
+    from fsx_wire import send_request
 
     kind, what, args = target
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -56,10 +57,8 @@ def _hand_over(path, target):
     except OSError:
         s.close()
         return None  # no server (yet): run here as usual
-    request = json.dumps({"kind": kind, "what": what, "args": args, "env": dict(os.environ),
-                          "cwd": os.getcwd(), "unbuffered": "-u" in sys.orig_argv[1:3]}).encode()
-    socket.send_fds(s, [struct.pack("!I", len(request))], [0, 1, 2])
-    s.sendall(request)
+    send_request(s, {"kind": kind, "what": what, "args": args, "env": dict(os.environ), "cwd": os.getcwd(),
+                     "unbuffered": "-u" in sys.orig_argv[1:3]}, [0, 1, 2])
     f = s.makefile("rb")
     head = f.read(8)
     if len(head) < 8:
