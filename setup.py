@@ -14,7 +14,7 @@ import os
 
 from setuptools import find_packages, setup
 
-install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sacrebleu>=2", "tqdm", "matplotlib", "nltk", "sacremoses", "langid",
+install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sacrebleu[ja]>=2", "tqdm", "matplotlib", "nltk", "sacremoses", "langid",
                     "langdetect", "tensorboardX"]
 if not os.environ.get("FAIRSEQ_SYNTAX_KEEP_FAIRSEQ"):
     install_requires.append("fairseq-fixed==0.12.3.1")
@@ -49,6 +49,7 @@ setup(
             "fairseq-syntax-options=fairseq_syntax.cli.options:cli_main",
             "fairseq-syntax-induce-parses=fairseq_syntax.cli.induce_parses:cli_main",
             "fairseq-syntax-evaluate=fairseq_syntax.cli.evaluate:cli_main",
+            "fairseq-syntax-detokenize=fairseq_syntax.cli.detokenize:cli_main",
             "fairseq-syntax-cky-attention=fairseq_syntax.cli.cky_attention:cli_main",
             "fairseq-syntax-plot=fairseq_syntax.cli.plot:cli_main",
             "fairseq-syntax-train=fairseq_syntax.cli.train:cli_main",

@@ -18,7 +18,7 @@ $pip install $con --upgrade pip 'setuptools<81' wheel
 $pip install $con torch==2.13.0 numpy cython
 echo "[setup] building fairseq-fixed 0.12.3.1 (C++ extensions, a few minutes)" >&2
 $pip install $con --no-build-isolation --no-deps fairseq-fixed==0.12.3.1
-$pip install $con cffi hydra-core omegaconf regex sacrebleu tqdm bitarray scikit-learn packaging
+$pip install $con cffi hydra-core omegaconf regex 'sacrebleu[ja]' tqdm bitarray scikit-learn packaging
 echo "[setup] (if pip reported above that fairseq-fixed requires torchaudio: expected, fairseq imports it lazily and it is never needed here)" >&2
 $pip install $con stanza subword-nmt pytest pytest-xdist ufal.udpipe ja-ginza
 FAIRSEQ_SYNTAX_KEEP_FAIRSEQ=1 $pip install $con --no-build-isolation -e "$root[test]"

@@ -4,6 +4,8 @@ seed, another machine) give the noise that a gain has to clear.
 
 For every model with a JSON in both folders: BLEU and chrF per test set in each, their difference (B - A),
 and the validation NLL of the checkpoint scored; a Markdown table, then the mean absolute BLEU difference.
+A folder rescored after a detokeniser fix (rescore.py) is compared with one that was not on the scores
+before the fix, which rescore.py keeps.
 
     python examples/recipes/compare_results.py examples/multi30k-en-de/results/first_pass \\
         examples/multi30k-en-de/results
@@ -22,6 +24,15 @@ def load(folder):
         if "sets" in result and "model" in result:
             out[result["model"]] = result
     return out
+
+
+def like_with_like(x, y):
+    """x's scores as scored with y's fixes only: a folder rescored after a detokeniser fix (rescore.py keeps
+    the earlier scores under before_rescore) compared with one that was not."""
+    extra = [f for f in x.get("rescored", []) if f not in y.get("rescored", [])]
+    if not extra:
+        return x
+    return {**x, "sets": {s: {**sc, **x["before_rescore"][extra[0]]["sets"][s]} for s, sc in x["sets"].items()}}
 
 
 def valid_nll(result):
@@ -49,7 +60,7 @@ def main(argv=None):
     for m in both:
         row = [m]
         for s in sets:
-            x, y = a[m]["sets"][s], b[m]["sets"][s]
+            x, y = like_with_like(a[m], b[m])["sets"][s], like_with_like(b[m], a[m])["sets"][s]
             diffs.append(y["bleu"] - x["bleu"])
             row += [f"{x['bleu']:.2f}", f"{y['bleu']:.2f}", f"{y['bleu'] - x['bleu']:+.2f}", f"{y['chrf'] - x['chrf']:+.1f}"]
         row += ["-" if valid_nll(r) is None else f"{valid_nll(r):.3f}" for r in (a[m], b[m])]

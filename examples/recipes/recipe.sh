@@ -19,7 +19,19 @@
 #   TEST_SETS            several test sets, e.g. "test2016 test2017": download writes RAW/NAME.{SRC,TGT} for
 #                        each; they are joined into the one test split (one preprocessing run) and evaluate.sh
 #                        scores each on its own (WORK/eval/MODEL/NAME/scores.json); default: one test split
-#   BLEU_ON_TOKENS=1     WAT-style: BLEU on the tokenised reference (Japanese targets always; + RIBES)
+#   BLEU_ON_TOKENS=1     WAT-style: BLEU on the tokenised reference (Japanese targets always unless
+#                        JA_SCORE=mecab; + RIBES)
+#   JA_SCORE=mecab       Japanese targets: the output detokenised (spaces removed) and scored against the raw
+#                        reference with sacreBLEU's ja-mecab tokenizer (BLEU and RIBES), the same tokens for
+#                        every model whatever its own segmentation
+#   RIBES=1              RIBES (and its bootstrap test) for every target language, not only Japanese
+#   TOKENIZER_<lang>     how the raw text of a language becomes tokens: moses (default; Moses normalisation, then
+#                        the parser's tokens or the Moses tokeniser), given (the raw text is tokenised already:
+#                        kept, parsed --pretokenized), parser (the parser's own tokeniser), kytea (`kytea
+#                        -notags`, parsed --pretokenized); Japanese default: kytea when on PATH, else parser
+#   DATA_FROM            another dataset whose preparation this one shares (the reverse direction of the same
+#                        data-bin): prepare.sh runs that dataset's, train / evaluate read its data in DATA_WORK
+#                        [the folder next to WORK named DATA_FROM]
 #   download             a function writing RAW/{train,valid,test}.{SRC,TGT} (raw text), or exiting with
 #                        instructions when the data is not public
 #
@@ -32,8 +44,9 @@
 #                 codes; models narrowed to d 32 and 2 updates on CPU (what tests/test_recipes.py runs)
 #   PARSER_<lang> / PARSER_MODEL_<lang>   parser backend for a language (stanza | spacy | udpipe) and its
 #                 model [stanza, except ja: spacy with ja_ginza]; STANZA_DIR: stanza's model folder
-#   JA_TOKENIZED=1  the Japanese raw text is tokenised already (KyTea): kept, parsed --pretokenized;
-#                 otherwise `kytea -notags` when kytea is on PATH, else the parser's own tokeniser
+#   JA_TOKENIZED=1  the Japanese raw text is tokenised already (KyTea): kept, parsed --pretokenized
+#                 (TOKENIZER_ja=given); otherwise `kytea -notags` when kytea is on PATH, else the parser's own
+#                 tokeniser
 #   GPUS MAX_TOKENS   GPUs used and tokens per GPU batch [all visible / 1; 4096]: --update-freq makes
 #                 the paper's batch; EXTRA_TRAIN_ARGS (e.g. --fp16) and extra train.sh arguments pass on
 #
@@ -136,24 +149,34 @@ moses() {  # $1 = language; stdin -> stdout: Moses punctuation normalisation (+ 
   else sacremoses -l "$1" -j 1 normalize; fi
 }
 
+tokenizer_of() {  # $1 = language: given | parser | kytea | moses (see TOKENIZER_<lang>)
+  local var="TOKENIZER_$1"
+  if [ -n "${!var:-}" ]; then echo "${!var}"
+  elif [ "$1" != ja ]; then echo moses
+  elif [ "${JA_TOKENIZED:-0}" = 1 ]; then echo given
+  elif command -v kytea > /dev/null; then echo kytea
+  else echo parser; fi
+}
+
 text_units() {  # $1 = language, $2... = splits: write WORK/text/SPLIT.LANG[.conllu], the dataset's tokenisation
-  local lang=$1 split raw out pretok="" parse=(); shift
+  local lang=$1 split raw out pretok="" parse=() tokenizer; shift
+  tokenizer=$(tokenizer_of "$lang")
   for split in "$@"; do
     raw="$RAW/$split.$lang" out="$WORK/text/$split.$lang"
-    log "tokenise / parse $split.$lang"; rm -f "$out"
+    log "tokenise ($tokenizer) / parse $split.$lang"; rm -f "$out"
     if [ -f "$raw.conllu" ]; then cp "$raw.conllu" "$out.conllu"; continue; fi
     [ -f "$raw" ] || die "$raw: neither this file nor its .conllu exists"
-    if [ "$lang" = ja ]; then
-      if [ "${JA_TOKENIZED:-0}" = 1 ]; then cp "$raw" "$out.raw"; pretok=--pretokenized
-      elif command -v kytea > /dev/null; then kytea -notags < "$raw" > "$out.raw"; pretok=--pretokenized
-      else cp "$raw" "$out.raw"; fi
-      if needs_syntax "$lang" || [ -z "$pretok" ]; then parse+=("$split")  # the parser tokenises (and parses)
-      else mv "$out.raw" "$out"; fi
-    elif needs_syntax "$lang"; then
-      moses "$lang" < "$raw" > "$out.raw"; parse+=("$split")
-    else
-      moses "$lang" tok < "$raw" > "$out"
-    fi
+    case $tokenizer in
+      given|kytea)  # tokens fixed before parsing: the parser keeps them
+        if [ "$tokenizer" = given ]; then cp "$raw" "$out.raw"; else kytea -notags < "$raw" > "$out.raw"; fi
+        pretok=--pretokenized
+        if needs_syntax "$lang"; then parse+=("$split"); else mv "$out.raw" "$out"; fi ;;
+      parser) cp "$raw" "$out.raw"; parse+=("$split") ;;  # the parser tokenises (and parses)
+      moses)
+        if needs_syntax "$lang"; then moses "$lang" < "$raw" > "$out.raw"; parse+=("$split")
+        else moses "$lang" tok < "$raw" > "$out"; fi ;;
+      *) die "TOKENIZER_$lang=$tokenizer: one of given, parser, kytea, moses" ;;
+    esac
   done
   [ ${#parse[@]} -eq 0 ] || parse_splits "$lang" "$pretok" "${parse[@]}"
 }
@@ -195,6 +218,12 @@ stage_variant() {  # $1 = variant: WORK/$1/text, the inputs of prepare.py (or of
 
 recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (default: every one)
   local v m split lang dir syntax args selected=""
+  if [ -n "${DATA_FROM:-}" ]; then  # the other direction's preparation builds the shared data-bin
+    for m in "$@"; do model_of "$m"; done
+    log "data shared with $DATA_FROM: $DATA_WORK"
+    WORK="$DATA_WORK" bash "$ROOT/examples/$DATA_FROM/prepare.sh" "$@"
+    return
+  fi
   for m in "$@"; do
     model_of "$m"; [[ " $selected " == *" ${DATA[$m]} "* ]] || selected="$selected ${DATA[$m]}"
   done
@@ -263,7 +292,7 @@ model_of() {  # $1 = model name, checked against this dataset's models
 recipe_train() {
   model_of "${1:-}"
   local m=$1; shift
-  local bin="$WORK/${DATA[$m]}/data-bin" sample=() extra=()
+  local bin="$DATA_WORK/${DATA[$m]}/data-bin" sample=() extra=()
   [ -d "$bin" ] || die "$bin does not exist: run prepare.sh first"
   if [ "$SAMPLE" = 1 ]; then  # the paper's model, narrowed to run in seconds on CPU
     if [[ "${TRAIN[$m]}" == *lstm* ]]; then sample=(--embed-dim 32)
@@ -282,7 +311,7 @@ recipe_train() {
     done
   fi
   cmd=(fairseq-syntax-train "$bin" --user-dir "$ROOT/fairseq_syntax" --task "${TASK[$m]:-syntax_translation}"
-       "${opts[@]}" "${batch[@]}" --save-dir "$WORK/checkpoints/$m"
+       --source-lang "$SRC" --target-lang "$TGT" "${opts[@]}" "${batch[@]}" --save-dir "$WORK/checkpoints/$m"
        --log-format simple --log-interval 100 "${sample[@]}" "${extra[@]}" "$@")
   log "$(printf '%q ' "${cmd[@]}")"
   [ "${DRY_RUN:-0}" = 1 ] || "${cmd[@]}"
@@ -299,12 +328,15 @@ recipe_evaluate() {
   [ "$SAMPLE" = 1 ] && cpu=(--cpu --max-len-a 1.2 --max-len-b 4)
   mkdir -p "$out"
   local -a decode; words decode "${DECODE[$m]:---beam 4 --lenpen 0.6}"
-  fairseq-generate "$WORK/$v/data-bin" --user-dir "$ROOT/fairseq_syntax" --task "${TASK[$m]:-syntax_translation}" \
-    --path "$ck" "${decode[@]}" --remove-bpe --batch-size 64 \
+  fairseq-generate "$DATA_WORK/$v/data-bin" --user-dir "$ROOT/fairseq_syntax" --task "${TASK[$m]:-syntax_translation}" \
+    --source-lang "$SRC" --target-lang "$TGT" --path "$ck" "${decode[@]}" --remove-bpe --batch-size 64 \
     --required-batch-size-multiple 1 "${cpu[@]}" "$@" > "$out/generate.out" 2> "$out/generate.log" \
     || { tail -5 "$out/generate.log" >&2; die "fairseq-generate failed (log: $out/generate.log)"; }
   grep '^H-' "$out/generate.out" | sort -t- -k2,2n | cut -f3 > "$out/hyp.tok"
-  local ref_tok="$WORK/$v/work/test.tok.$TGT" src_tok="$WORK/$v/work/test.tok.$SRC"
+  local ref_tok="$DATA_WORK/$v/work/test.tok.$TGT" src_tok="$DATA_WORK/$v/work/test.tok.$SRC"
+  if [ "${MULTITASK[$v]:-0}" = 1 ]; then  # the length buckets count the source's words, not C&H's task tags
+    sed -E 's/^<translate> //; s/ <translate>$//' "$src_tok" > "$out/src.tok"; src_tok="$out/src.tok"
+  fi
   local n_hyp n_ref; n_hyp=$(wc -l < "$out/hyp.tok"); n_ref=$(wc -l < "$ref_tok")
   [ "$n_hyp" = "$n_ref" ] || die "$out/generate.out has $n_hyp translations for $n_ref test sentences"
   local base=${BASELINE[$m]:-transformer} base_dir=""
@@ -355,7 +387,7 @@ parse_head_uas() {  # $1 = model, $2 = checkpoint, $3 = eval folder: a model wit
   # data's parses (the parser's or gold), in $3/uas.txt, and the trees in $3/induced.{src,tgt}.conllu
   [[ "${TRAIN[$1]}" =~ --arch\ transformer_(dbsa|dbsa_enc|dbsa_dec|sisa|syncattn)\  ]] || return 0
   local cpu=(); [ "$SAMPLE" = 1 ] && cpu=(--cpu)
-  fairseq-syntax-induce-parses "$WORK/${DATA[$1]}/data-bin" --user-dir "$ROOT/fairseq_syntax" --path "$2" \
+  fairseq-syntax-induce-parses "$DATA_WORK/${DATA[$1]}/data-bin" --user-dir "$ROOT/fairseq_syntax" --path "$2" \
     --split test --output-prefix "$3/induced" "${cpu[@]}" > "$3/uas.txt" 2> "$3/uas.log" \
     || { tail -5 "$3/uas.log" >&2; die "fairseq-syntax-induce-parses failed (log: $3/uas.log)"; }
   grep '^UAS' "$3/uas.txt" >&2 || true
@@ -365,12 +397,16 @@ score_test_set() {  # $1 = folder, $2 = hypotheses (tokenised), $3 = source (tok
   # (tokenised), $5 = raw reference, $6 = the baseline's folder ('' for a baseline): $1/{hyp.txt,scores.*}
   local out=$1 hyp_tok=$2 src_tok=$3 ref_tok=$4 ref_raw=$5 base_dir=$6
   local args=(--source "$src_tok" --json "$out/scores.json" --plot "$out/bleu_by_length.png")
-  if [ "$TGT" = ja ] || [ "${BLEU_ON_TOKENS:-0}" = 1 ]; then  # WAT: BLEU on the tokens (KyTea / Moses)
+  if [ "$TGT" = ja ] && [ "${JA_SCORE:-tokens}" = mecab ]; then  # detokenised, MeCab's tokens for every model
+    sed 's/ //g' "$hyp_tok" > "$out/hyp.txt"
+    args+=(--hyp "$out/hyp.txt" --ref "$ref_raw" --tokenize ja-mecab --ribes)
+  elif [ "$TGT" = ja ] || [ "${BLEU_ON_TOKENS:-0}" = 1 ]; then  # WAT: BLEU on the tokens (KyTea / Moses)
     cp "$hyp_tok" "$out/hyp.txt"; args+=(--hyp "$out/hyp.txt" --ref "$ref_tok" --tokenize none)
-    [ "$TGT" = ja ] && args+=(--ribes)
+    { [ "$TGT" = ja ] || [ "${RIBES:-0}" = 1 ]; } && args+=(--ribes)
   else  # sacreBLEU on detokenised text against the raw reference
-    sacremoses -l "$TGT" -j 1 detokenize < "$hyp_tok" > "$out/hyp.txt"
+    fairseq-syntax-detokenize -l "$TGT" < "$hyp_tok" > "$out/hyp.txt"  # Moses + in-word hyphens rejoined
     args+=(--hyp "$out/hyp.txt" --ref "$ref_raw")
+    [ "${RIBES:-0}" = 1 ] && args+=(--ribes)
   fi
   if [ -n "$base_dir" ] && [ -f "$base_dir/hyp.txt" ]; then args+=(--baseline "$base_dir/hyp.txt")
   elif [ -n "$base_dir" ]; then log "no $base_dir/hyp.txt yet: evaluate the baseline first for the bootstrap test"; fi
@@ -392,7 +428,8 @@ recipe() {
   local step=$1; shift
   case "${1:-}" in -h|--help) recipe_help; return ;; esac
   WORK="${WORK:-$ROOT/work/$NAME}"
-  RAW="$WORK/raw"
+  if [ -n "${DATA_FROM:-}" ]; then DATA_WORK="${DATA_WORK:-$(dirname "$WORK")/$DATA_FROM}"; else DATA_WORK="$WORK"; fi
+  RAW="$DATA_WORK/raw"
   SAMPLE="${SAMPLE:-0}"
   export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore}"
   # shellcheck disable=SC1091

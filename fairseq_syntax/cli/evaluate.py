@@ -17,8 +17,12 @@
   other distant-order targets): the mean over sentences of NKT x P^0.25 x
   BP^0.10 (NKT: normalised Kendall's tau of the aligned words' order; P:
   unigram precision; BP: brevity penalty), NLTK's implementation of the
-  official RIBES.py alignment, on whitespace tokens: tokenise Japanese first
-  (KyTea or MeCab, as WAT does).
+  official RIBES.py alignment. Its tokens are BLEU's: sacreBLEU's
+  ``--tokenize`` tokenizer when one is given (e.g. ``ja-mecab`` on detokenised
+  Japanese), else whitespace tokens (give tokenised text, as WAT does). With
+  ``--baseline``, RIBES gets the same paired bootstrap test as BLEU (the same
+  resamples: RIBES is a mean of sentence scores, so a resample's score is the
+  mean over its sentences).
 """
 import argparse
 import json
@@ -38,7 +42,8 @@ def get_parser():
                    help="sacreBLEU tokenizer (default: sacreBLEU's, 13a; e.g. 'ja-mecab' or 'char' for Japanese)")
     p.add_argument("--length-buckets", default="10,20,30,40,50",
                    help="upper bounds of the source-length buckets (default 10,20,30,40,50; longer = last bucket)")
-    p.add_argument("--ribes", action="store_true", help="also compute RIBES (whitespace tokens; for Japanese targets)")
+    p.add_argument("--ribes", action="store_true", help="also compute RIBES (WAT's word-order metric) on BLEU's tokens (--tokenize, else whitespace), with "
+                   "the paired bootstrap test against --baseline")
     p.add_argument("--plot", default=None, help="write BLEU by source length as a PNG plot to this file")
     p.add_argument("--bootstrap-samples", type=int, default=1000, help="paired bootstrap resamples (default 1000)")
     p.add_argument("--json", default=None, help="also write the results as JSON to this file")
@@ -75,11 +80,47 @@ def length_buckets(lengths: Sequence[int], bounds: Sequence[int]) -> List[tuple]
     return [(label, idx) for label, idx in out if idx]
 
 
-def ribes(hyp: List[str], ref: List[str]) -> float:
-    """Corpus RIBES (x 100, as WAT reports it): the mean of the sentence scores, alpha 0.25, beta 0.10."""
-    from nltk.translate.ribes_score import corpus_ribes
+def sentence_ribes(hyp: List[str], ref: List[str], tokenize: Optional[str] = None) -> List[float]:
+    """RIBES of each sentence (x 100), alpha 0.25, beta 0.10, on BLEU's tokens (see the module docstring)."""
+    from nltk.translate.ribes_score import sentence_ribes as one
 
-    return 100 * corpus_ribes([[r.split()] for r in ref], [h.split() for h in hyp], alpha=0.25, beta=0.10)
+    split = str.split
+    if tokenize:
+        tok = _bleu(tokenize).tokenizer
+
+        def split(text):
+            return tok(text.strip()).split()
+
+    return [100 * one([split(r)], split(h), alpha=0.25, beta=0.10) for h, r in zip(hyp, ref)]
+
+
+def ribes(hyp: List[str], ref: List[str], tokenize: Optional[str] = None) -> float:
+    """Corpus RIBES (x 100, as WAT reports it): the mean of the sentence scores."""
+    scores = sentence_ribes(hyp, ref, tokenize)
+    return sum(scores) / len(scores) if scores else 0.0
+
+
+def paired_bootstrap_mean(system: Sequence[float], baseline: Sequence[float], n_samples: int = 1000) -> dict:
+    """sacreBLEU's paired bootstrap test (``_paired_bs_test``: the same resamples, seed and p-value) for a
+    metric that is the mean of sentence scores, e.g. RIBES."""
+    import os
+
+    import numpy as np
+    from sacrebleu.significance import _compute_p_value, estimate_ci
+
+    seed = os.environ.get("SACREBLEU_SEED", "12345")
+    rng = np.random.default_rng(None if seed.lower() == "none" else int(seed))
+    sys_s, base_s = np.asarray(system, dtype=np.float64), np.asarray(baseline, dtype=np.float64)
+    idxs = rng.choice(len(sys_s), size=(n_samples, len(sys_s)), replace=True)
+    scores_sys, scores_base = sys_s[idxs].mean(1), base_s[idxs].mean(1)
+    out = {}
+    for name, scores in (("baseline", scores_base), ("system", scores_sys)):
+        mean, ci = estimate_ci(scores)
+        out[name] = {"score": float((sys_s if name == "system" else base_s).mean()), "mean": float(mean),
+                     "ci95": float(ci), "p_value": None}
+    diffs = np.abs(scores_sys - scores_base)
+    out["system"]["p_value"] = float(_compute_p_value(diffs - diffs.mean(), abs(sys_s.mean() - base_s.mean())))
+    return out
 
 
 def evaluate(hyp: List[str], ref: List[str], baseline: Optional[List[str]] = None, source: Optional[List[str]] = None,
@@ -96,9 +137,12 @@ def evaluate(hyp: List[str], ref: List[str], baseline: Optional[List[str]] = Non
         "sentences": len(hyp),
     }
     if with_ribes:
-        result["ribes"] = ribes(hyp, ref)
+        per_sentence = sentence_ribes(hyp, ref, tokenize)
+        result["ribes"] = sum(per_sentence) / max(1, len(per_sentence))
+        result["ribes_tokens"] = tokenize or "whitespace"
         if baseline is not None:
-            result["baseline_ribes"] = ribes(baseline, ref)
+            base_sentences = sentence_ribes(baseline, ref, tokenize)
+            result["baseline_ribes"] = sum(base_sentences) / max(1, len(base_sentences))
     systems = {"system": hyp}
     if baseline is not None:
         from sacrebleu.significance import PairedTest
@@ -113,6 +157,8 @@ def evaluate(hyp: List[str], ref: List[str], baseline: Optional[List[str]] = Non
                      for name, r in zip(res["System"], res[key])}
             for metric, key in (("bleu", "BLEU"), ("chrf", "chrF2"))
         }
+        if with_ribes:
+            result["bootstrap"]["ribes"] = paired_bootstrap_mean(per_sentence, base_sentences, bootstrap_samples)
         systems["baseline"] = baseline
     lengths = [len(s.split()) for s in (source if source is not None else ref)]
     result["length_basis"] = "source" if source is not None else "reference"
@@ -131,7 +177,9 @@ def format_report(r: dict) -> str:
         base = f"   (baseline {r['baseline_ribes']:.2f})" if "baseline_ribes" in r else ""
         lines.append(f"RIBES {r['ribes']:.2f}{base}")
     if "bootstrap" in r:
-        for metric in ("bleu", "chrf"):
+        for metric in ("bleu", "chrf", "ribes"):
+            if metric not in r["bootstrap"]:
+                continue
             b = r["bootstrap"][metric]
             lines.append(f"paired bootstrap {metric}: system {b['system']['mean']:.2f} +- {b['system']['ci95']:.2f} "
                          f"vs baseline {b['baseline']['mean']:.2f} +- {b['baseline']['ci95']:.2f}, "

@@ -35,6 +35,8 @@ from fairseq_syntax.errors import SyntaxDataError
 
 logger = logging.getLogger("fairseq_syntax.prepare")
 
+PARSER_CHOICES = ["stanza", "spacy", "udpipe"]
+
 
 def get_parser():
     p = argparse.ArgumentParser(
@@ -57,16 +59,25 @@ def get_parser():
                    help="intermediate files (parses, tokenised and BPE'd text, aligned syntax); default DESTDIR/work")
     p.add_argument("--syntax", default="source,target",
                    help="sides that get syntax data: 'source,target' (default), 'source', 'target' or 'none'")
-    p.add_argument("--parser", choices=["stanza", "spacy", "udpipe"], default="stanza",
-                   help="parser for syntax sides that have no CoNLL-U file (default stanza)")
+    p.add_argument("--parser", choices=PARSER_CHOICES, default="stanza",
+                   help="parser for syntax sides that have no CoNLL-U file (default stanza); "
+                   "--parser-source / --parser-target choose one per side")
+    p.add_argument("--parser-source", choices=PARSER_CHOICES, default=None,
+                   help="parser of the source side (default: --parser), e.g. spacy for Japanese (GiNZA)")
+    p.add_argument("--parser-target", choices=PARSER_CHOICES, default=None,
+                   help="parser of the target side (default: --parser), e.g. udpipe for English")
     p.add_argument("--parser-model-source", default=None,
-                   help="spacy package / udpipe model file for the source side")
+                   help="the source side's parser model: spacy package or path (default ja_ginza), udpipe model "
+                   "file")
     p.add_argument("--parser-model-target", default=None,
-                   help="spacy package / udpipe model file for the target side")
+                   help="the target side's parser model: spacy package or path (default ja_ginza), udpipe model "
+                   "file")
     p.add_argument("--stanza-dir", default=None, help="stanza model directory")
     p.add_argument("--gpu", action="store_true", help="parse on the GPU")
-    p.add_argument("--pretokenized", action="store_true",
-                   help="raw text files are whitespace-tokenised: the parser keeps their tokens")
+    p.add_argument("--pretokenized", nargs="?", const="source,target", default="", metavar="SIDES",
+                   help="the raw text is whitespace-tokenised: the parser keeps its tokens. Alone: both sides; "
+                   "'source' or 'target': that side only (e.g. KyTea-free Japanese that the parser tokenises, "
+                   "beside tokenised English)")
     p.add_argument("--units", choices=["surface", "words"], default="surface",
                    help="text to translate: surface tokens (default; 'zum' stays one token) or syntactic words "
                    "('zu dem')")
@@ -116,40 +127,63 @@ def _copy_text(src, dst):
     return dst
 
 
-def _sides(spec):
+def _sides(spec, option="--syntax"):
     spec = spec.strip()
     if spec in ("", "none"):
         return set()
     sides = {x.strip() for x in spec.split(",")}
     bad = sides - {"source", "target"}
     if bad:
-        raise ValueError(f"--syntax: unknown side(s) {sorted(bad)}")
+        raise ValueError(f"{option}: unknown side(s) {sorted(bad)}: give source, target or source,target")
     return sides
 
 
-_PARSERS = {}
+def side_parser_spec(args, lang, side):
+    """(backend, constructor options, what to name in an error) of one side's parser."""
+    from fairseq_syntax.cli.parse import backend_options
+
+    backend = getattr(args, f"parser_{side}") or args.parser
+    model = args.parser_model_source if side == "source" else args.parser_model_target
+    ns = argparse.Namespace(backend=backend, lang=lang, model_dir=args.stanza_dir, gpu=args.gpu,
+                            pretokenized=side in _sides(args.pretokenized or "none", "--pretokenized"), model=model)
+    options = backend_options(ns)
+    shown = options.get("model") or options.get("model_path") or options.get("model_dir") or lang
+    what = f"{side} side ({lang}): {backend} parser, model {shown}"
+    return backend, options, what
 
 
-def parse_side(args, raw, out, lang, side, shard=None):
+def load_side_parsers(args, sides, parsers):
+    """Load the parser of every side in ``sides`` before any parsing starts, so that a wrong model fails in
+    seconds with one line (not after the other side's parse). Kept in ``parsers`` when one process parses."""
+    from fairseq_syntax.cli.parse import effective_workers
+    from fairseq_syntax.parsing.base import load_parser
+
+    for lang, side in sides:
+        backend, options, what = side_parser_spec(args, lang, side)
+        t0 = time.perf_counter()
+        parser = load_parser(backend, options, what)
+        logger.info("%s: parser loaded in %.1fs", what, time.perf_counter() - t0)
+        if effective_workers(args.workers, args.gpu) == 1:
+            parsers[side] = parser
+        else:
+            del parser  # each worker process loads its own
+
+
+def parse_side(args, raw, out, lang, side, shard=None, parsers=None):
     """Parse one side's raw text into CoNLL-U out: resumable chunks, --workers processes, or one shard."""
-    from fairseq_syntax.cli.parse import backend_options, effective_workers
-    from fairseq_syntax.parsing import build_parser
-    from fairseq_syntax.parsing.base import parse_chunked
+    from fairseq_syntax.cli.parse import effective_workers
+    from fairseq_syntax.parsing.base import load_parser, parse_chunked
 
-    ns = argparse.Namespace(
-        backend=args.parser, lang=lang, model_dir=args.stanza_dir, gpu=args.gpu, pretokenized=args.pretokenized,
-        model=args.parser_model_source if side == "source" else args.parser_model_target,
-    )
-    spec = (args.parser, backend_options(ns))
+    backend, options, what = side_parser_spec(args, lang, side)
     workers = effective_workers(args.workers, args.gpu)
     parser = None
     if workers == 1:
-        key = (args.parser, side)
-        if key not in _PARSERS:  # load each side's parser once, not once per split
-            _PARSERS[key] = build_parser(args.parser, **spec[1])
-        parser = _PARSERS[key]
-    res = parse_chunked(raw, out, parser, spec, workers=workers, chunk_size=args.chunk_size, shard=shard,
-                        progress=not args.no_progress)
+        parsers = {} if parsers is None else parsers
+        if side not in parsers:  # load each side's parser once, not once per split
+            parsers[side] = load_parser(backend, options, what)
+        parser = parsers[side]
+    res = parse_chunked(raw, out, parser, (backend, options), workers=workers, chunk_size=args.chunk_size,
+                        shard=shard, progress=not args.no_progress)
     if res.reused:
         logger.info("%s: %d sentences reused from finished chunks, %d parsed now", out, res.reused, res.processed)
     return res
@@ -267,7 +301,16 @@ def _lowercase(path):
     os.replace(path + ".tmp", path)
 
 
-def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
+def sides_to_parse(args, prefixes, syntax_sides):
+    """[(lang, side)] of the syntax sides with a split that has raw text but no CoNLL-U (the parser's work)."""
+    out = []
+    for lang, side in ((args.source_lang, "source"), (args.target_lang, "target")):
+        if side in syntax_sides and any(not os.path.exists(f"{pref}.{lang}.conllu") for pref in prefixes):
+            out.append((lang, side))
+    return out
+
+
+def tokenised_text(args, pref, split, lang, side, syntax_sides, work, parsers=None):
     """Return (path of the whitespace-tokenised text, path of its CoNLL-U or None)."""
     conllu = f"{pref}.{lang}.conllu"
     raw = f"{pref}.{lang}"
@@ -281,7 +324,7 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work):
             if not os.path.exists(raw):
                 raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
             out = os.path.join(work, f"{split}.{lang}.conllu")
-            parse_side(args, raw, out, lang, side)
+            parse_side(args, raw, out, lang, side, parsers=parsers)
             conllu = out
         return _write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units,
                              not args.no_progress), conllu
@@ -415,6 +458,8 @@ def prepare_shard(args, shard, syntax_sides, work):
     """--shard I/N: parse (and language-filter) only shard I of the training pairs, committing chunks into
     WORKDIR; the same command without --shard then finds them finished and does the rest."""
     src, tgt = args.source_lang, args.target_lang
+    parsers = {}
+    load_side_parsers(args, sides_to_parse(args, [args.trainpref], syntax_sides), parsers)
     sources = {}
     total = None
     for lang, side in ((src, "source"), (tgt, "target")):
@@ -428,7 +473,7 @@ def prepare_shard(args, shard, syntax_sides, work):
             if not os.path.exists(raw):
                 raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
             out = os.path.join(work, f"train.{lang}.conllu")
-            res = parse_side(args, raw, out, lang, side, shard=shard)
+            res = parse_side(args, raw, out, lang, side, shard=shard, parsers=parsers)
             print(f"shard {args.shard}: {lang}: parsed {res.processed} sentences ({res.reused} reused)")
             sources[lang] = ("parsed", out)
             total = res.items
@@ -478,7 +523,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     t_start = time.perf_counter()
     src, tgt = args.source_lang, args.target_lang
-    syntax_sides = _sides(args.syntax)
+    try:
+        syntax_sides = _sides(args.syntax)
+        _sides(args.pretokenized or "none", "--pretokenized")
+    except ValueError as e:
+        parser.error(str(e))
     if args.lowercase and syntax_sides:
         parser.error("--lowercase is for corpora without syntax (--syntax none): lowercased text would no "
                      "longer match the forms of the parses")
@@ -501,11 +550,13 @@ def main(argv=None):
         return
     splits = [(s, p) for s, p in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)) if p]
 
+    parsers = {}
+    load_side_parsers(args, sides_to_parse(args, [pref for _, pref in splits], syntax_sides), parsers)
     texts, conllus = {}, {}
     for split, pref in splits:
         for lang, side in ((src, "source"), (tgt, "target")):
             texts[(split, lang)], conllus[(split, lang)] = tokenised_text(
-                args, pref, split, lang, side, syntax_sides, work
+                args, pref, split, lang, side, syntax_sides, work, parsers
             )
         n_src, n_tgt = _count_lines(texts[(split, src)]), _count_lines(texts[(split, tgt)])
         if n_src != n_tgt:

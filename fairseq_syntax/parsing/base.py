@@ -64,6 +64,18 @@ def build_parser(backend: str, **options) -> Parser:
     return getattr(importlib.import_module(mod), cls)(**options)
 
 
+def load_parser(backend: str, options: dict, what: str) -> Parser:
+    """Build a parser, or fail with one line naming ``what`` (e.g. "--parser-model-target en.udpipe") and the
+    reason: a missing spaCy package, UDPipe file or stanza model is a user error, not a traceback."""
+    try:
+        return build_parser(backend, **options)
+    except ImportError as e:
+        raise SyntaxDataError(what, f"the {backend} parser's library is not installed ({e})") from None
+    except Exception as e:  # spaCy's OSError E050, UDPipe's None model, stanza's missing resources, ...
+        reason = " ".join(str(e).split()) or type(e).__name__
+        raise SyntaxDataError(what, f"cannot load the {backend} parser: {reason[:400]}") from None
+
+
 def _parse_chunk(parser: Parser, first: int, lines: List[str], path: str, batch_size: int):
     """Parse one chunk of lines (items first.. of the file) in batches; its CoNLL-U text and sentence count."""
     buf = io.StringIO()

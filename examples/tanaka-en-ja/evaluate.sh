@@ -1,0 +1,1 @@
+../recipes/step.sh

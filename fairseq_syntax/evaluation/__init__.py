@@ -1,0 +1,1 @@
+"""Scoring translations: detokenisation, sacreBLEU / chrF / RIBES, the paired bootstrap test."""
