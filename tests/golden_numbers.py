@@ -1,0 +1,142 @@
+"""What every preset computes on a fixed batch of real aligned data (tests/data/golden): the numbers a
+refactoring must hold still.
+
+For each case (a named architecture with its criterion, tiny sizes, seed 1), built through fairseq-train's
+own option parsing with ``--user-dir`` and ``--task syntax_translation`` over the golden data-bin: the
+logging outputs of the criterion (loss, NLL, parse and sync terms) over ``STEPS`` Adam steps on the whole
+batch, then beam search (beam 3) on its first ``BEAM_SENTENCES`` sentences: tokens and scores.
+
+    python tests/golden_numbers.py --record        # rewrite tests/data/golden/records.json (an intended change only)
+    python tests/golden_numbers.py [CASE...]       # print what the cases compute now
+"""
+import argparse
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GOLDEN = os.path.join(ROOT, "tests", "data", "golden")
+RECORDS = os.path.join(GOLDEN, "records.json")
+STEPS = 30
+BEAM_SENTENCES = 6
+LR = 1e-2
+
+TINY = ["--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
+        "--decoder-ffn-embed-dim", "64", "--encoder-attention-heads", "4", "--decoder-attention-heads", "4"]
+LS = ["--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1"]
+DEP = ["--criterion", "label_smoothed_cross_entropy_with_dependency", "--label-smoothing", "0.1",
+       "--dependency-lambda-enc", "1.0", "--dependency-lambda-dec", "1.0"]
+SYNC = ["--criterion", "label_smoothed_cross_entropy_with_sync", "--label-smoothing", "0.1",
+        "--dependency-lambda-enc", "0.5", "--dependency-lambda-dec", "0.5", "--sync-lambda", "0.5"]
+LSTM = ["--criterion", "cross_entropy"]
+
+#: case -> fairseq-train arguments (architecture, criterion, options); every preset once, and the options that
+#: choose another code path (decoder rows, the materialised relative terms, the literal CKY deduction unit, ...)
+CASES = {
+    "syntax_transformer_tiny": ["--arch", "syntax_transformer_tiny", *LS],
+    "transformer_dbsa_tiny": ["--arch", "transformer_dbsa_tiny", *DEP],
+    "transformer_dbsa_tiny_input_rows": ["--arch", "transformer_dbsa_tiny", "--dbsa-decoder-rows", "input", *DEP],
+    "transformer_dbsa_tiny_arcs_keybias": ["--arch", "transformer_dbsa_tiny", "--dbsa-bias", "key",
+                                           "--dependency-normalization", "arcs", *DEP],
+    "transformer_dbsa_enc": ["--arch", "transformer_dbsa_enc", *TINY, "--encoder-layers", "4", "--decoder-layers",
+                             "2", *DEP],
+    "transformer_dbsa_dec": ["--arch", "transformer_dbsa_dec", *TINY, "--encoder-layers", "2", "--decoder-layers",
+                             "4", *DEP],
+    "transformer_sisa_tiny": ["--arch", "transformer_sisa_tiny", *DEP],
+    "transformer_rel_tiny": ["--arch", "transformer_rel_tiny", *LS],
+    "transformer_dep_tiny": ["--arch", "transformer_dep_tiny", *LS],
+    "transformer_dep_rel_tiny": ["--arch", "transformer_dep_rel_tiny", *LS],
+    "transformer_dep_rel_tiny_materialised": ["--arch", "transformer_dep_rel_tiny", "--rel-implementation",
+                                              "materialised", *LS],
+    "transformer_dep_tiny_noabs_key": ["--arch", "transformer_dep_tiny", "--rel-no-absolute-positions",
+                                       "--rel-dep-terms", "key", "--rel-encoder-layers", "1", *LS],
+    "transformer_pascal_tiny": ["--arch", "transformer_pascal_tiny", "--pascal-ignore-prob", "0.4", *LS],
+    "transformer_pascal_tiny_parent_only": ["--arch", "transformer_pascal_tiny", "--pascal-weights", "parent-only",
+                                            *LS],
+    "transformer_sh_tiny": ["--arch", "transformer_sh_tiny", *LS],
+    "transformer_syncattn_tiny": ["--arch", "transformer_syncattn_tiny", *SYNC],
+    "transformer_pascal_dbsa_dec_sync": ["--arch", "syntax_transformer_tiny", "--pascal-layer", "1",
+                                         "--pascal-heads", "2", "--dbsa-decoder-layer", "2", *DEP],
+    "lstm_luong_tiny": ["--arch", "lstm_luong_tiny", *LSTM],
+    "cky_lstm_tiny": ["--arch", "cky_lstm_tiny", *LSTM],
+    "cky_lstm_tiny_literal_du": ["--arch", "cky_lstm_tiny", "--cky-norm", "none", *LSTM],
+}
+
+
+def build(case):
+    """(task, model, criterion, the golden batch) of a case, as fairseq-train builds them."""
+    import torch
+    from fairseq import options, tasks
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+    argv = [os.path.join(GOLDEN, "data-bin"), "--user-dir", os.path.join(ROOT, "fairseq_syntax"),
+            "--task", "syntax_translation", "--source-lang", "en", "--target-lang", "de",
+            "--share-all-embeddings", "--seed", "1", "--cpu", "--optimizer", "adam", "--lr", str(LR),
+            *CASES[case]]
+    if "lstm" in CASES[case][1]:  # the LSTMs have no shared-embedding option
+        argv.remove("--share-all-embeddings")
+    parser = options.get_training_parser()
+    cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
+    torch.manual_seed(1)
+    task = tasks.setup_task(cfg.task)
+    model = task.build_model(cfg.model)
+    criterion = task.build_criterion(cfg.criterion)
+    task.load_dataset("train")
+    ds = task.dataset("train")
+    batch = ds.collater([ds[i] for i in range(len(ds))])
+    return task, model, criterion, batch
+
+
+def compute(case):
+    """The case's numbers: logging outputs of STEPS training steps, then beam search outputs."""
+    import torch
+    from fairseq.sequence_generator import SequenceGenerator
+
+    task, model, criterion, batch = build(case)
+    torch.manual_seed(1)
+    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    steps = []
+    model.train()
+    for _ in range(STEPS):
+        loss, sample_size, log = criterion(model, batch)
+        (loss / sample_size).backward()
+        opt.step()
+        opt.zero_grad()
+        steps.append({k: float(v) for k, v in sorted(log.items()) if k not in ("ntokens", "nsentences",
+                                                                                "sample_size")})
+    model.eval()
+    ids = list(range(BEAM_SENTENCES))
+    ds = task.dataset("train")
+    sample = ds.collater([ds[i] for i in ids])
+    gen = SequenceGenerator([model], task.target_dictionary, beam_size=3, max_len_b=30)
+    with torch.no_grad():
+        hyps = task.inference_step(gen, [model], sample)
+    order = sample["id"].tolist()
+    beam = {}
+    for b, sid in enumerate(order):
+        beam[str(sid)] = [{"tokens": h["tokens"].tolist(), "score": float(h["score"])} for h in hyps[b]]
+    return {"steps": steps, "beam": [beam[str(i)] for i in ids]}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("cases", nargs="*", help="cases to compute (default: all)")
+    p.add_argument("--record", action="store_true", help=f"write the numbers of every case to {RECORDS}")
+    args = p.parse_args(argv)
+    cases = args.cases or list(CASES)
+    out = {case: compute(case) for case in cases}
+    if args.record:
+        if args.cases:
+            sys.exit("--record writes every case: give no case names")
+        with open(RECORDS, "w", encoding="utf-8") as f:
+            json.dump({"steps": STEPS, "lr": LR, "cases": out}, f, indent=1, sort_keys=True)
+            f.write("\n")
+        print(f"recorded {len(out)} cases -> {RECORDS}")
+    else:
+        for case, numbers in out.items():
+            last = numbers["steps"][-1]
+            print(case, {k: round(v, 4) for k, v in last.items()}, numbers["beam"][0][0]["tokens"][:8])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""Numbers held still: every preset's training losses (with the parse and sync terms) over a few Adam steps
+and its beam search outputs, on a fixed batch of real aligned data (tests/data/golden), are what they were
+when recorded (tests/golden_numbers.py). A refactoring that changes one of them changed the model."""
+import json
+
+import pytest
+
+from golden_numbers import CASES, RECORDS, compute
+
+with open(RECORDS, encoding="utf-8") as _f:
+    RECORDED = json.load(_f)
+
+
+def test_every_case_is_recorded():
+    assert sorted(RECORDED["cases"]) == sorted(CASES)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_numbers_held_still(case):
+    want, got = RECORDED["cases"][case], compute(case)
+    assert len(got["steps"]) == len(want["steps"]) == RECORDED["steps"]
+    for k, (w, g) in enumerate(zip(want["steps"], got["steps"])):
+        assert sorted(g) == sorted(w), (case, k)  # the same loss terms
+        for name in w:
+            assert g[name] == pytest.approx(w[name], rel=2e-4, abs=1e-3), (case, "step", k, name)
+    for sid, (w, g) in enumerate(zip(want["beam"], got["beam"])):
+        assert [h["tokens"] for h in g] == [h["tokens"] for h in w], (case, "sentence", sid)
+        assert [h["score"] for h in g] == pytest.approx([h["score"] for h in w], rel=1e-3), (case, "sentence", sid)
