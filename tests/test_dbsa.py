@@ -41,7 +41,7 @@ def test_parse_head_replaces_the_last_head():
     torch.manual_seed(1)
     att = SyntaxSelfAttention(8, 2, parse_head=BiaffineParseHead(4)).eval()
     x = torch.randn(5, 3, 8)  # T x B x C
-    out, w = att(x, x, x, need_head_weights=True)
+    out, w, logp = att(x, need_head_weights=True)
     assert out.shape == (5, 3, 8) and w.shape == (2, 3, 5, 5)
     q = att.q_proj(x).view(5, 3, 2, 4).permute(1, 2, 0, 3)
     k = att.k_proj(x).view(5, 3, 2, 4).permute(1, 2, 0, 3)
@@ -49,9 +49,7 @@ def test_parse_head_replaces_the_last_head():
     ordinary = torch.softmax(q[:, 0] * att.scaling @ k[:, 0].transpose(1, 2), -1)
     parse = torch.softmax(att.parse_head(q[:, 1], k[:, 1]), -1)
     assert torch.allclose(w[0], ordinary, atol=1e-6) and torch.allclose(w[1], parse, atol=1e-6)
-    logp = att.take_parse_output()
     assert logp.dtype == torch.float32 and torch.allclose(logp.exp(), parse, atol=1e-6)
-    assert att.take_parse_output() is None  # handed over once: never read again by a later batch
     heads = torch.cat([ordinary @ v[:, 0], parse @ v[:, 1]], dim=-1)  # [M_1; M_parse] (Eq. 16-17)
     assert torch.allclose(out, att.out_proj(heads.transpose(0, 1)), atol=1e-5)
 

@@ -12,7 +12,7 @@ from fairseq_syntax.data.subword_align import align_sentence
 from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
 from fairseq_syntax.data.syntax_io import build_label_dictionary
 from fairseq_syntax.modules.parent_scaled_attention import ParentScaledHeads, parent_gaussian
-from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
+from fairseq_syntax.modules.syntax_attention import AttentionInputs, SyntaxSelfAttention
 from helpers import TensorList, tiny_model
 
 # unequal lengths, BPE splits (x.5 middles), different roots
@@ -79,8 +79,8 @@ def test_weights_land_on_the_right_sentence_head_and_token(h_pascal):
     emb = torch.nn.Embedding(len(d), C)
     x = emb(tokens).transpose(0, 1)
     pad_mask = tokens.eq(d.pad())
-    att.syntax_inputs = {"parents": parents}
-    _, w = att(x, x, x, key_padding_mask=pad_mask, need_head_weights=True)  # (H, B, T, S)
+    syntax = AttentionInputs(parents=parents)
+    _, w, _ = att(x, key_padding_mask=pad_mask, syntax=syntax, need_head_weights=True)  # (H, B, T, S)
     width = tokens.size(1)
     for row, sid in enumerate(batch["id"].tolist()):
         n = len(words[sid]) + 1  # with EOS

@@ -11,7 +11,7 @@ from fairseq_syntax.data.subword_align import align_sentence
 from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
 from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
 from fairseq_syntax.modules.relative_positions import RelativePositionTerms, depth_buckets, linear_buckets
-from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
+from fairseq_syntax.modules.syntax_attention import AttentionInputs, SyntaxSelfAttention
 from helpers import TensorList, tiny_model
 
 # Omote et al. (2019) Fig. 2: My -> father -> bought (root); a, red -> car -> bought; . -> bought
@@ -134,8 +134,8 @@ KINDS = [{"linear": 2}, {"dependency": 2}, {"linear": 2, "dependency": 1}]
 def test_buckets_equal_the_equations(kinds, terms):
     x, depths, pad_mask = _inputs()
     att = _attention(kinds, terms)
-    att.syntax_inputs = {"dependency_buckets": depth_buckets(depths, kinds.get("dependency", 1))}
-    out, w = att(x, x, x, key_padding_mask=pad_mask, need_head_weights=True)
+    syntax = AttentionInputs(dependency_buckets=depth_buckets(depths, kinds.get("dependency", 1)))
+    out, w, _ = att(x, key_padding_mask=pad_mask, syntax=syntax, need_head_weights=True)
     want_out, want_probs = _naive(att, x, depths, pad_mask)
     real = ~pad_mask.t()  # padded query rows are not used by the model
     assert torch.allclose(w.transpose(0, 1), want_probs, atol=1e-5)
@@ -148,10 +148,10 @@ def test_buckets_equal_materialised_scores_outputs_and_gradients(kinds):
     outs = {}
     for impl in ("buckets", "materialised"):
         att = _attention(kinds, "key+value", impl=impl, seed=5)
-        att.syntax_inputs = {"dependency_buckets": depth_buckets(depths, kinds.get("dependency", 1))}
+        syntax = AttentionInputs(dependency_buckets=depth_buckets(depths, kinds.get("dependency", 1)))
         xx = x.clone().requires_grad_()
-        scores, _ = att(xx, xx, xx, key_padding_mask=pad_mask, before_softmax=True)
-        out, _ = att(xx, xx, xx, key_padding_mask=pad_mask)
+        scores, _ = att(xx, key_padding_mask=pad_mask, syntax=syntax, before_softmax=True)
+        out, _, _ = att(xx, key_padding_mask=pad_mask, syntax=syntax)
         out[~pad_mask.t()].pow(2).sum().backward()
         grads = [p.grad.clone() for p in att.parameters()] + [xx.grad]
         outs[impl] = (scores.masked_fill(torch.isinf(scores), 0), out[~pad_mask.t()], grads)
@@ -165,11 +165,11 @@ def test_relative_terms_change_the_output():
     """Guard against a test that cannot fail: zeroing the tables changes the result."""
     x, depths, pad_mask = _inputs()
     att = _attention({"linear": 2, "dependency": 2}, "key+value")
-    att.syntax_inputs = {"dependency_buckets": depth_buckets(depths, 2)}
-    out, _ = att(x, x, x, key_padding_mask=pad_mask)
+    syntax = AttentionInputs(dependency_buckets=depth_buckets(depths, 2))
+    out, _, _ = att(x, key_padding_mask=pad_mask, syntax=syntax)
     with torch.no_grad():
         att.relative["dependency"].value_table.zero_()
-    out2, _ = att(x, x, x, key_padding_mask=pad_mask)
+    out2, _, _ = att(x, key_padding_mask=pad_mask, syntax=syntax)
     assert not torch.allclose(out, out2, atol=1e-4)
 
 
@@ -177,18 +177,17 @@ def test_parse_head_composes_with_relative_positions():
     """DBSA + relative in one layer: relative terms act on the ordinary heads, Eq. 14 stays exact."""
     x, depths, pad_mask = _inputs()
     att = _attention({"dependency": 2}, "key+value", parse=True)
-    att.syntax_inputs = {"dependency_buckets": depth_buckets(depths, 2)}
-    out, w = att(x, x, x, key_padding_mask=pad_mask, need_head_weights=True)
+    syntax = AttentionInputs(dependency_buckets=depth_buckets(depths, 2))
+    out, w, logp = att(x, key_padding_mask=pad_mask, syntax=syntax, need_head_weights=True)
     k = att.k_proj(x).view(6, 3, 4, 4).permute(1, 2, 0, 3)
     q = att.q_proj(x).view(6, 3, 4, 4).permute(1, 2, 0, 3)
     parse = att.parse_head(q[:, -1], k[:, -1]).masked_fill(pad_mask.view(3, 1, 6), float("-inf")).softmax(-1)
-    assert torch.allclose(att.take_parse_output().exp(), parse, atol=1e-6)
+    assert torch.allclose(logp.exp(), parse, atol=1e-6)
     plain = _attention({"dependency": 2}, "key+value", parse=True)
     plain.load_state_dict(att.state_dict())
     with torch.no_grad():
         plain.relative["dependency"].key_table.zero_()
-    plain.syntax_inputs = att.syntax_inputs
-    _, w0 = plain(x, x, x, key_padding_mask=pad_mask, need_head_weights=True)
+    _, w0, _ = plain(x, key_padding_mask=pad_mask, syntax=syntax, need_head_weights=True)
     assert torch.allclose(w0[-1], w[-1]) and not torch.allclose(w0[0], w[0])
 
 
@@ -196,7 +195,7 @@ def test_dependency_terms_without_depths_fail_clearly():
     x, _, pad_mask = _inputs()
     att = _attention({"dependency": 2}, "key")
     with pytest.raises(RuntimeError, match="src_depths"):
-        att(x, x, x, key_padding_mask=pad_mask)
+        att(x, key_padding_mask=pad_mask)
 
 
 def test_presets_layers_and_needs():

@@ -1,7 +1,8 @@
 """``syntax_transformer``: fairseq's transformer with syntax mechanisms as switches.
 
-One registered model (DESIGN.md, "One model family, features as switches")
-whose encoder and decoder layers switch mechanisms on independently. Layers
+One registered model (docs/design.md, "One model family, mechanisms as
+switches") whose encoder and decoder layers switch mechanisms on
+independently. Layers
 without a mechanism are fairseq's own layers on fairseq's fast path.
 
 Mechanisms (each a switch; they compose, also within one layer):
@@ -36,15 +37,17 @@ Mechanisms (each a switch; they compose, also within one layer):
   ``--label-embed-dim`` dimensions, replaces the last dimensions of its token
   embedding (``src_labels``).
 
-Parse heads hand their output back through the layers' return values (a
-layer with a parse head returns its float32 log-probabilities as one more
-output, which :class:`_SyntaxLayerMixin` takes off again in ``__call__``,
-i.e. after fairseq's activation-checkpoint or FSDP wrapper has run): the
-tensor is this forward's, with its graph, under ``--checkpoint-activations``
-too. With LayerDrop the supervised layers (parse heads, the SyncAttn layer)
-are never dropped, and a dropped layer keeps its number (fairseq's
-``alignment_layer`` counts the layers that ran), see
-:class:`SupervisedLayerDrop`.
+Data flow (docs/design.md draws it): the encoder's ``forward`` takes the
+task's source fields, builds the layers' :class:`AttentionInputs` once per
+batch and passes them to each layer with a mechanism
+(:mod:`fairseq_syntax.models.syntax_layers`), which passes them to its
+self-attention; the parse head's float32 log-probabilities come back up as
+return values, through the layer loops here, into the encoder output
+(``encoder_parse_logprobs``) and the decoder's features dict
+(``parse_logprobs``), which the criterions read. Return values keep their
+graph under ``--checkpoint-activations`` too. With LayerDrop the supervised
+layers (parse heads, the SyncAttn layer) are never dropped, and a dropped
+layer keeps its number (:class:`_LayerDrop`).
 
 Decoder parse rows (``--dbsa-decoder-rows``): ``predicting`` (default, as in
 the authors' DBSA code, de9uch1/dbsa) pairs row i with the decoder state that
@@ -57,7 +60,7 @@ Named architectures (presets) are in :mod:`fairseq_syntax.models.presets`.
 """
 from argparse import Namespace
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Set, Tuple
+from typing import Optional, Set, Tuple
 
 import torch
 from omegaconf import OmegaConf
@@ -70,13 +73,13 @@ from fairseq.models import register_model
 from fairseq.models.transformer import TransformerConfig, TransformerDecoder, TransformerEncoder, TransformerModel
 from fairseq.modules import LayerDropModuleList
 from fairseq.modules.checkpoint_activations import checkpoint_wrapper
-from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, TransformerEncoderLayerBase
 
 from fairseq_syntax.data.parent_strategies import STRATEGIES
-from fairseq_syntax.modules.dependency_attention import BIASES, BiaffineParseHead
-from fairseq_syntax.modules.parent_scaled_attention import WEIGHT_FUNCTIONS, ParentScaledHeads
-from fairseq_syntax.modules.relative_positions import IMPLEMENTATIONS, RelativePositionTerms, depth_buckets
-from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
+from fairseq_syntax.models.syntax_layers import AttentionSpec, SyntaxDecoderLayer, SyntaxEncoderLayer
+from fairseq_syntax.modules.dependency_attention import BIASES
+from fairseq_syntax.modules.parent_scaled_attention import WEIGHT_FUNCTIONS
+from fairseq_syntax.modules.relative_positions import IMPLEMENTATIONS, depth_buckets
+from fairseq_syntax.modules.syntax_attention import AttentionInputs
 
 TERMS = ("key+value", "key", "value")
 DECODER_ROWS = ("predicting", "input")
@@ -205,146 +208,21 @@ class SyntaxTransformerConfig(FairseqDataclass):
     )
 
 
-@dataclass
-class AttentionSpec:
-    """The mechanisms of one layer's self-attention."""
+class _LayerDrop:
+    """fairseq's LayerDrop (Fan et al. 2020; its ``LayerDropModuleList``: one uniform draw per layer and
+    forward, the layer kept when the draw exceeds p), except for the layers in ``keep`` (0-based): the parse-head
+    layers and the SyncAttn layer produce what the criterion supervises, so they always run."""
 
-    parse_bias: Optional[str] = None  # DBSA parse head with this bias form, or None
-    parse_scaled: bool = False  # ... with its scores divided by sqrt(d_head) (2021 form)
-    relative: Dict[str, Tuple[int, bool, bool]] = field(default_factory=dict)  # kind -> (clip, keys, values)
-    implementation: str = "buckets"
-    pascal: Optional[Tuple[int, float, float, str]] = None  # (heads, variance, ignore probability, weights)
+    def __init__(self, layers, keep):
+        self.p = layers.p if isinstance(layers, LayerDropModuleList) else 0.0
+        self.keep = frozenset(keep)
 
-    @property
-    def empty(self) -> bool:
-        return self.parse_bias is None and not self.relative and self.pascal is None
-
-    def build(self, embed_dim: int, num_heads: int, dropout: float) -> SyntaxSelfAttention:
-        head_dim = embed_dim // num_heads
-        relative = {kind: RelativePositionTerms(head_dim, clip, keys, values, self.implementation)
-                    for kind, (clip, keys, values) in self.relative.items()}
-        pascal = ParentScaledHeads(*self.pascal) if self.pascal is not None else None
-        attention = SyntaxSelfAttention(embed_dim, num_heads, dropout=dropout, relative=relative,
-                                        parent_scaling=pascal)
-        if self.parse_bias is not None:  # built after the projections (same initialisation as plain DBSA)
-            attention.attach_parse_head(BiaffineParseHead(head_dim, self.parse_bias, self.parse_scaled))
-        return attention
-
-
-class _SyntaxLayerMixin:
-    """A fairseq transformer layer whose self-attention hosts syntax mechanisms.
-
-    With a parse head, ``forward`` returns fairseq's outputs plus the head's
-    log-probabilities as a last element: outputs of the (possibly
-    activation-checkpointed) forward carry their graph, module attributes
-    written inside a checkpointed forward do not. ``__call__`` (which runs
-    the checkpoint / FSDP wrappers' forward) takes that element off again,
-    so fairseq's layer loops see the outputs they expect, and keeps it in
-    ``parse_output`` until the encoder or decoder takes it
-    (:meth:`take_parse_output`) at the end of the same forward.
-    """
-
-    def __init__(self, cfg, *args, attention_spec: AttentionSpec, **kwargs):
-        object.__setattr__(self, "_attention_spec", attention_spec)  # read during super().__init__
-        super().__init__(cfg, *args, **kwargs)
-        self.has_parse_head = attention_spec.parse_bias is not None
-        self.parse_output = None
-
-    def build_self_attention(self, embed_dim, cfg, *args, **kwargs):
-        encoder = isinstance(self, TransformerEncoderLayerBase)
-        heads = cfg.encoder.attention_heads if encoder else cfg.decoder.attention_heads
-        return self._attention_spec.build(embed_dim, heads, cfg.attention_dropout)
-
-    def forward(self, *args, **kwargs):
-        out = super().forward(*args, **kwargs)
-        if not self.has_parse_head:
-            return out
-        parse = self.self_attn.take_parse_output()
-        return (out, parse) if isinstance(out, torch.Tensor) else (*out, parse)
-
-    def __call__(self, *args, **kwargs):
-        out = super().__call__(*args, **kwargs)
-        if not self.has_parse_head:
-            return out
-        *out, self.parse_output = out
-        return out[0] if len(out) == 1 else tuple(out)
-
-    def take_parse_output(self):
-        out, self.parse_output = self.parse_output, None
-        return out
-
-
-class SyntaxEncoderLayer(_SyntaxLayerMixin, TransformerEncoderLayerBase):
-    pass
-
-
-class SyntaxDecoderLayer(_SyntaxLayerMixin, TransformerDecoderLayerBase):
-    pass
-
-
-class _Skipped:
-    """What a dropped layer does under :class:`SupervisedLayerDrop`: return its input."""
-
-    def __init__(self, decoder: bool):
-        self.decoder = decoder
-
-    def __call__(self, x, *args, **kwargs):
-        return (x, None, None) if self.decoder else x
-
-
-class SupervisedLayerDrop(LayerDropModuleList):
-    """fairseq's LayerDrop (Fan et al. 2020) that never drops the layers in ``keep``.
-
-    The parse-head layers and the SyncAttn layer produce what the criterion
-    supervises; dropping them would leave the loss without this batch's
-    tensor. A dropped layer is replaced by the identity instead of being
-    skipped, so fairseq's decoder, which numbers the layers it iterates over
-    when it picks ``alignment_layer``, still reads the cross-attention of the
-    right layer. The random draw is fairseq's (one uniform per layer and
-    iteration).
-    """
-
-    def __init__(self, p, modules, keep, decoder: bool):
-        super().__init__(p, modules)
-        object.__setattr__(self, "keep", frozenset(keep))  # 0-based
-        object.__setattr__(self, "_skipped", _Skipped(decoder))
-
-    def __iter__(self):
-        dropout_probs = torch.empty(len(self)).uniform_()
-        for i, m in enumerate(nn.ModuleList.__iter__(self)):
-            if not self.training or i in self.keep or dropout_probs[i] > self.p:
-                yield m
-            else:
-                yield self._skipped
-
-
-def _keep_supervised_layers(layers, keep, decoder: bool):
-    """Swap fairseq's LayerDrop list for :class:`SupervisedLayerDrop` when some layers must stay."""
-    if isinstance(layers, LayerDropModuleList) and keep:
-        return SupervisedLayerDrop(layers.p, list(nn.ModuleList.__iter__(layers)), keep, decoder)
-    return layers
-
-
-def _syntax_layer(layer):
-    """The :class:`_SyntaxLayerMixin` inside fairseq's wrappers (FSDP), or None."""
-    for m in layer.modules():
-        if isinstance(m, _SyntaxLayerMixin):
-            return m
-    return None
-
-
-def _take_parse_output(layers, index: int):
-    """This forward's parse log-probabilities of 1-based layer ``index`` (None if it did not run)."""
-    layer = _syntax_layer(layers[index - 1])
-    return layer.take_parse_output() if layer is not None else None
-
-
-def _forward_taking_parse(layers, index: int, forward):
-    """Run ``forward()`` and return (its result, [parse log-probabilities of layer ``index``] or [])."""
-    _take_parse_output(layers, index)  # nothing left over from an interrupted forward
-    out = forward()
-    parse = _take_parse_output(layers, index)
-    return out, [parse] if parse is not None else []
+    def kept(self, n: int, training: bool):
+        """Which of the n layers run in this forward (all of them without LayerDrop)."""
+        if not self.p:
+            return [True] * n
+        draws = torch.empty(n).uniform_()  # drawn in eval mode too, as fairseq does
+        return [not training or i in self.keep or float(draws[i]) > self.p for i in range(n)]
 
 
 def _wrap(layer, cfg):
@@ -386,6 +264,14 @@ def _require(value, name: str, what: str):
 
 
 class SyntaxTransformerEncoder(TransformerEncoder):
+    """fairseq's transformer encoder whose layers may host syntax mechanisms (:class:`AttentionSpec`).
+
+    ``forward`` takes the task's source syntax fields (``src_depths``, ``src_parents``, ``src_labels``, batch
+    coordinates), builds the layers' :class:`AttentionInputs` once, and runs the layer loop itself, passing them
+    to each syntax layer and taking the parse head's output from the layer's return value; the output dict is
+    fairseq's plus, with a parse head, ``encoder_parse_logprobs`` ([B x T x T log-probabilities]).
+    """
+
     def __init__(self, args, dictionary, embed_tokens):
         self.dbsa_layer = int(getattr(args, "dbsa_encoder_layer", 0) or 0)
         self.rel_linear_k = int(getattr(args, "rel_linear_k", 0) or 0)
@@ -399,22 +285,27 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         if not 0 <= self.label_embed_dim < args.encoder_embed_dim:
             raise ValueError(f"--label-embed-dim {self.label_embed_dim} must be below --encoder-embed-dim "
                              f"{args.encoder_embed_dim}")
+        for option, layer in (("dbsa-encoder-layer", self.dbsa_layer), ("pascal-layer", self.pascal_layer)):
+            if layer > args.encoder_layers:
+                raise ValueError(f"--{option} {layer} but the encoder has {args.encoder_layers} layers")
         self.rel_layers: Set[int] = set()
         if self.rel_linear_k or self.rel_dep_l:
             self.rel_layers = _layer_set(getattr(args, "rel_encoder_layers", "all"), args.encoder_layers,
                                          "rel-encoder-layers")
-        self._built = 0
+        self.layer_specs = [self.layer_spec(i, args) for i in range(1, args.encoder_layers + 1)]
+        # fairseq's __init__ builds the layers in order through build_encoder_layer(args), which is not told
+        # the layer's number: it takes the next of these specs
+        self._specs_to_build = iter(self.layer_specs)
         super().__init__(args, dictionary, embed_tokens)
-        for option, layer in (("dbsa-encoder-layer", self.dbsa_layer), ("pascal-layer", self.pascal_layer)):
-            if layer > len(self.layers):
-                raise ValueError(f"--{option} {layer} but the encoder has {len(self.layers)} layers")
+        if next(self._specs_to_build, None) is not None:
+            raise RuntimeError("fewer encoder layers were built than specified")
         if getattr(args, "rel_no_absolute_positions", False):
             self.embed_positions = None
-        self.layers = _keep_supervised_layers(self.layers, {self.dbsa_layer - 1} - {-1}, decoder=False)
+        self.layer_drop = _LayerDrop(self.layers, {self.dbsa_layer - 1} - {-1})
 
     def layer_spec(self, index: int, args) -> AttentionSpec:
         """What the self-attention of 1-based encoder layer ``index`` hosts."""
-        spec = AttentionSpec(implementation=str(getattr(args, "rel_implementation", "buckets")))
+        spec = AttentionSpec(index, implementation=str(getattr(args, "rel_implementation", "buckets")))
         if index == self.dbsa_layer:
             spec.parse_bias, spec.parse_scaled = _parse_form(args)
         if index == self.pascal_layer:
@@ -429,24 +320,30 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         return spec
 
     def build_encoder_layer(self, args):
-        self._built += 1
-        spec = self.layer_spec(self._built, args)
+        spec = next(self._specs_to_build)
         if spec.empty:
             return super().build_encoder_layer(args)
+        if self.return_fc:
+            raise ValueError("return_fc encoders are not supported with syntax mechanisms")
         cfg = TransformerConfig.from_namespace(args)
-        return _wrap(SyntaxEncoderLayer(cfg, return_fc=self.return_fc, attention_spec=spec), cfg)
+        return _wrap(SyntaxEncoderLayer(cfg, attention_spec=spec), cfg)
+
+    def attention_inputs(self, src_depths=None, src_parents=None) -> Optional[AttentionInputs]:
+        """The syntax layers' per-batch inputs from the task's source fields (checked against the mechanisms)."""
+        buckets = parents = None
+        if self.rel_dep_l and self.rel_layers:
+            _require(src_depths, "src_depths", "dependency relative positions (--rel-dep-l)")
+            buckets = depth_buckets(src_depths, self.rel_dep_l)  # once per batch, shared by the layers
+        if self.pascal_layer:
+            _require(src_parents, "src_parents", "PASCAL heads (--pascal-layer)")
+            parents = src_parents
+        return AttentionInputs(dependency_buckets=buckets, parents=parents)
 
     def forward(self, src_tokens, src_lengths=None, return_all_hiddens: bool = False, token_embeddings=None,
                 src_depths=None, src_parents=None, src_labels=None):
-        """fairseq's encoder forward; the syntax inputs (batch coordinates) feed the mechanisms."""
-        if self.rel_dep_l:
-            _require(src_depths, "src_depths", "dependency relative positions (--rel-dep-l)")
-            buckets = depth_buckets(src_depths, self.rel_dep_l)  # once per batch, shared by the layers
-            for i in self.rel_layers:
-                self.layers[i - 1].self_attn.syntax_inputs["dependency_buckets"] = buckets
-        if self.pascal_layer:
-            _require(src_parents, "src_parents", "PASCAL heads (--pascal-layer)")
-            self.layers[self.pascal_layer - 1].self_attn.syntax_inputs["parents"] = src_parents
+        """fairseq's encoder forward (``forward_scriptable`` of fairseq 0.12, whose layer loop this is), with the
+        syntax inputs (batch coordinates) fed to the mechanisms."""
+        syntax = self.attention_inputs(src_depths, src_parents)
         if self.label_embedding is not None:
             _require(src_labels, "src_labels", "label embeddings (--label-embed-dim)")
             if token_embeddings is None:
@@ -454,33 +351,67 @@ class SyntaxTransformerEncoder(TransformerEncoder):
             token_embeddings = torch.cat(
                 [token_embeddings[..., : -self.label_embed_dim], self.label_embedding(src_labels)], dim=-1
             )
-        def forward():
-            return super(SyntaxTransformerEncoder, self).forward(src_tokens, src_lengths, return_all_hiddens,
-                                                                 token_embeddings)
-
-        if not self.dbsa_layer:
-            return forward()
-        out, out["encoder_parse_logprobs"] = _forward_taking_parse(self.layers, self.dbsa_layer, forward)
+        encoder_padding_mask = src_tokens.eq(self.padding_idx)
+        has_pads = encoder_padding_mask.any()
+        x, encoder_embedding = self.forward_embedding(src_tokens, token_embeddings)
+        x = x * (1 - encoder_padding_mask.unsqueeze(-1).type_as(x) * has_pads.type_as(x))
+        x = x.transpose(0, 1)  # B x T x C -> T x B x C
+        padding = encoder_padding_mask if has_pads else None
+        encoder_states = [x] if return_all_hiddens else []
+        parse = []
+        kept = self.layer_drop.kept(len(self.layers), self.training)
+        for i, layer in enumerate(nn.ModuleList.__iter__(self.layers)):
+            if kept[i]:
+                if self.layer_specs[i].empty:
+                    x = layer(x, encoder_padding_mask=padding)
+                else:
+                    x, logp = layer(x, padding, syntax)
+                    if i + 1 == self.dbsa_layer:
+                        parse.append(logp)
+            if return_all_hiddens:
+                encoder_states.append(x)
+        if self.layer_norm is not None:
+            x = self.layer_norm(x)
+        src_lengths = src_tokens.ne(self.padding_idx).sum(dim=1, dtype=torch.int32).reshape(-1, 1).contiguous()
+        out = {
+            "encoder_out": [x],  # T x B x C
+            "encoder_padding_mask": [encoder_padding_mask],  # B x T
+            "encoder_embedding": [encoder_embedding],  # B x T x C
+            "encoder_states": encoder_states,  # List[T x B x C]
+            "fc_results": [None] * (len(encoder_states) - 1) if return_all_hiddens else [],
+            "src_tokens": [],
+            "src_lengths": [src_lengths],
+        }
+        if self.dbsa_layer:
+            out["encoder_parse_logprobs"] = parse  # [B x T x T], [] if the layer did not run
         return out
 
 
 class SyntaxTransformerDecoder(TransformerDecoder):
+    """fairseq's transformer decoder whose layers may host syntax mechanisms; its layer loop
+    (``extract_features_scriptable``) takes the parse head's output from the layer's return value and returns
+    it in the features' dict as ``parse_logprobs`` ([B x T x T], with a parse head only)."""
+
     def __init__(self, args, dictionary, embed_tokens, no_encoder_attn=False, output_projection=None):
         self.dbsa_layer = int(getattr(args, "dbsa_decoder_layer", 0) or 0)
         self.rel_k = int(getattr(args, "rel_decoder_k", 0) or 0)
         self.rows = str(getattr(args, "dbsa_decoder_rows", "predicting"))
         if self.rows not in DECODER_ROWS:
             raise ValueError(f"--dbsa-decoder-rows must be one of {DECODER_ROWS}, not {self.rows!r}")
-        self._built = 0
+        if self.dbsa_layer > args.decoder_layers:
+            raise ValueError(f"--dbsa-decoder-layer {self.dbsa_layer} but the decoder has {args.decoder_layers} "
+                             "layers")
+        self.layer_specs = [self.layer_spec(i, args) for i in range(1, args.decoder_layers + 1)]
+        self._specs_to_build = iter(self.layer_specs)  # taken in order by build_decoder_layer (see the encoder)
         super().__init__(args, dictionary, embed_tokens, no_encoder_attn, output_projection)
-        if self.dbsa_layer > len(self.layers):
-            raise ValueError(f"--dbsa-decoder-layer {self.dbsa_layer} but the decoder has {len(self.layers)} layers")
+        if next(self._specs_to_build, None) is not None:
+            raise RuntimeError("fewer decoder layers were built than specified")
         sync = int(getattr(args, "sync_layer", 0) or 0)
-        self.layers = _keep_supervised_layers(self.layers, {self.dbsa_layer - 1, sync - 1} - {-1}, decoder=True)
+        self.layer_drop = _LayerDrop(self.layers, {self.dbsa_layer - 1, sync - 1} - {-1})
 
     def layer_spec(self, index: int, args) -> AttentionSpec:
         """What the self-attention of 1-based decoder layer ``index`` hosts."""
-        spec = AttentionSpec(implementation=str(getattr(args, "rel_implementation", "buckets")))
+        spec = AttentionSpec(index, implementation=str(getattr(args, "rel_implementation", "buckets")))
         if index == self.dbsa_layer:
             spec.parse_bias, spec.parse_scaled = _parse_form(args)
         if self.rel_k:
@@ -488,23 +419,75 @@ class SyntaxTransformerDecoder(TransformerDecoder):
         return spec
 
     def build_decoder_layer(self, args, no_encoder_attn=False):
-        self._built += 1
-        spec = self.layer_spec(self._built, args)
+        spec = next(self._specs_to_build)
         if spec.empty:
             return super().build_decoder_layer(args, no_encoder_attn)
         cfg = TransformerConfig.from_namespace(args)
         return _wrap(SyntaxDecoderLayer(cfg, no_encoder_attn, attention_spec=spec), cfg)
 
-    def extract_features(self, prev_output_tokens, encoder_out=None, incremental_state=None, full_context_alignment=False,
-                         alignment_layer=None, alignment_heads=None):
-        def forward():
-            return super(SyntaxTransformerDecoder, self).extract_features(
-                prev_output_tokens, encoder_out, incremental_state, full_context_alignment, alignment_layer,
-                alignment_heads)
-
-        if not self.dbsa_layer:
-            return forward()
-        (x, extra), extra["parse_logprobs"] = _forward_taking_parse(self.layers, self.dbsa_layer, forward)
+    def extract_features_scriptable(self, prev_output_tokens, encoder_out=None, incremental_state=None,
+                                    full_context_alignment: bool = False, alignment_layer=None,
+                                    alignment_heads=None):
+        """fairseq 0.12's decoder feature extraction, with the parse head's output taken from its layer."""
+        if alignment_layer is None:
+            alignment_layer = self.num_layers - 1
+        enc = padding_mask = None
+        if encoder_out is not None and len(encoder_out["encoder_out"]) > 0:
+            enc = encoder_out["encoder_out"][0]
+        if encoder_out is not None and len(encoder_out["encoder_padding_mask"]) > 0:
+            padding_mask = encoder_out["encoder_padding_mask"][0]
+        positions = None
+        if self.embed_positions is not None:
+            positions = self.embed_positions(prev_output_tokens, incremental_state=incremental_state)
+        if incremental_state is not None:
+            prev_output_tokens = prev_output_tokens[:, -1:]
+            if positions is not None:
+                positions = positions[:, -1:]
+        prev_output_tokens = prev_output_tokens.contiguous()
+        x = self.embed_scale * self.embed_tokens(prev_output_tokens)
+        if self.quant_noise is not None:
+            x = self.quant_noise(x)
+        if self.project_in_dim is not None:
+            x = self.project_in_dim(x)
+        if positions is not None:
+            x += positions
+        if self.layernorm_embedding is not None:
+            x = self.layernorm_embedding(x)
+        x = self.dropout_module(x)
+        x = x.transpose(0, 1)  # B x T x C -> T x B x C
+        self_attn_padding_mask = None
+        if self.cross_self_attention or prev_output_tokens.eq(self.padding_idx).any():
+            self_attn_padding_mask = prev_output_tokens.eq(self.padding_idx)
+        attn = None
+        inner_states = [x]
+        parse = []
+        kept = self.layer_drop.kept(len(self.layers), self.training)
+        for idx, layer in enumerate(nn.ModuleList.__iter__(self.layers)):
+            if kept[idx]:
+                self_attn_mask = None
+                if incremental_state is None and not full_context_alignment:
+                    self_attn_mask = self.buffered_future_mask(x)
+                x, layer_attn, logp = layer(x, enc, padding_mask, incremental_state, self_attn_mask=self_attn_mask,
+                                            self_attn_padding_mask=self_attn_padding_mask,
+                                            need_attn=bool(idx == alignment_layer),
+                                            need_head_weights=bool(idx == alignment_layer))
+                if layer_attn is not None and idx == alignment_layer:
+                    attn = layer_attn.float().to(x)
+                if idx + 1 == self.dbsa_layer:
+                    parse.append(logp)
+            inner_states.append(x)
+        if attn is not None:
+            if alignment_heads is not None:
+                attn = attn[:alignment_heads]
+            attn = attn.mean(dim=0)  # average probabilities over heads
+        if self.layer_norm is not None:
+            x = self.layer_norm(x)
+        x = x.transpose(0, 1)  # T x B x C -> B x T x C
+        if self.project_out_dim is not None:
+            x = self.project_out_dim(x)
+        extra = {"attn": [attn], "inner_states": inner_states}
+        if self.dbsa_layer:
+            extra["parse_logprobs"] = parse  # [B x T x T], [] if the layer did not run
         return x, extra
 
 

@@ -1,19 +1,15 @@
 """Multi-head self-attention with switchable syntax mechanisms.
 
 One attention layer that hosts the mechanisms of a ``syntax_transformer``
-layer (DESIGN.md, "One model family, features as switches"), so that they
-compose within a layer:
+layer (docs/design.md, "One model family, mechanisms as switches"), so that
+they compose within a layer:
 
 * ``parse_head``: the last head becomes DBSA's bi-affine parse head
   (Deguchi et al. 2019, Eq. 14-17; :mod:`.dependency_attention`). Its
-  distribution (B x T x S, before attention dropout) is handed to the layer
-  that hosts this attention as float32 log-probabilities (a log-softmax of
-  the masked scores, so that the dependency loss never takes the log of a
-  probability rounded to zero in fp16/bf16): :meth:`take_parse_output`,
-  which the layer calls right after its self-attention and returns among
-  its outputs (see :mod:`fairseq_syntax.models.syntax_transformer`), so the
-  tensor is always this forward's and keeps its graph under activation
-  checkpointing;
+  distribution (B x T x S, before attention dropout) is returned as float32
+  log-probabilities (a log-softmax of the masked scores, so that the
+  dependency loss never takes the log of a probability rounded to zero in
+  fp16/bf16);
 * ``relative``: relative position terms (Shaw et al. 2018 linear positions,
   Omote et al. 2019 tree-depth positions; :mod:`.relative_positions`), added
   to the scores (key terms) and outputs (value terms) of the ordinary heads.
@@ -23,18 +19,23 @@ compose within a layer:
   (relative key terms included) are multiplied by D^p before masking and
   softmax.
 
-Per-sentence inputs that are not hidden states are set by the encoder before
-its layers run, in ``syntax_inputs``: ``"dependency_buckets"`` ((B, T, S)
-depth bucket ids, computed once per batch and shared by the layers) and
-``"parents"`` ((B, T) parent positions for PASCAL). Linear buckets are
-computed here from the lengths.
+What the mechanisms need beyond the hidden states is a parameter of
+``forward``: ``syntax``, an :class:`AttentionInputs` built once per batch by
+the encoder (tree-depth buckets for the dependency relative positions,
+parent positions for PASCAL); linear buckets are computed here from the
+lengths. What the parse head computes is returned: ``forward`` gives an
+:class:`AttentionOutput` (output, weights, parse log-probabilities), and the
+layer that hosts this attention returns the last one up (see
+:mod:`fairseq_syntax.models.syntax_layers`; the data flow is drawn in
+docs/design.md).
 
-The forward follows fairseq's :class:`~fairseq.modules.MultiheadAttention`
-interface (time-major input, ``key_padding_mask``, ``attn_mask``,
-incremental state for decoder self-attention), so it drops into fairseq's
-transformer layers. Layers without a mechanism keep fairseq's attention.
+The arguments follow fairseq's :class:`~fairseq.modules.MultiheadAttention`
+(time-major input, ``key_padding_mask``, ``attn_mask``, incremental state
+for decoder self-attention); layers without a mechanism keep fairseq's
+attention.
 """
-from typing import Dict, Optional
+from dataclasses import dataclass
+from typing import Dict, NamedTuple, Optional
 
 import torch
 import torch.nn.functional as F
@@ -45,6 +46,21 @@ from fairseq_syntax.modules.parent_scaled_attention import ParentScaledHeads
 from fairseq_syntax.modules.relative_positions import RelativePositionTerms, linear_buckets
 
 RELATIVE_KINDS = ("linear", "dependency")
+
+
+@dataclass(frozen=True)
+class AttentionInputs:
+    """Per-batch inputs of the syntax self-attention, in batch coordinates (built by the encoder from the
+    task's ``src_depths`` / ``src_parents``, once per batch, shared by its layers)."""
+
+    dependency_buckets: Optional[Tensor] = None  # (B, T, T) clipped tree-depth differences (Omote et al. Eq. 16)
+    parents: Optional[Tensor] = None  # (B, T) parent positions of PASCAL's 'middle' strategy (B&O Eq. 4)
+
+
+class AttentionOutput(NamedTuple):
+    out: Tensor  # (T, B, C), as fairseq's MultiheadAttention
+    weights: Optional[Tensor]  # attention probabilities when asked for
+    parse_logprobs: Optional[Tensor]  # (B, T, S) float32 log-probabilities of the parse head, or None
 
 
 class SyntaxSelfAttention(MultiheadAttention):
@@ -65,8 +81,6 @@ class SyntaxSelfAttention(MultiheadAttention):
         self.relative = nn.ModuleDict(relative)
         self.parent_scaling = parent_scaling
         self.parse_head: Optional[nn.Module] = None
-        self.syntax_inputs: Dict[str, Tensor] = {}
-        self._parse_output: Optional[Tensor] = None
         if parse_head is not None:
             self.attach_parse_head(parse_head)  # checks the heads
         else:
@@ -87,15 +101,12 @@ class SyntaxSelfAttention(MultiheadAttention):
             raise ValueError(f"{self.parent_scaling.num_heads} parent-scaled heads, but the layer has "
                              f"{self.num_heads} heads" + (" (one of them the parse head)" if self.parse_head is not None else ""))
 
-    def take_parse_output(self) -> Optional[Tensor]:
-        """The parse head's float32 log-probabilities (B, T, S) of the last forward, once (then cleared)."""
-        out, self._parse_output = self._parse_output, None
-        return out
-
-    def _buckets(self, kind: str, terms: RelativePositionTerms, tgt_len: int, src_len: int, device) -> Tensor:
+    @staticmethod
+    def _buckets(kind: str, terms: RelativePositionTerms, tgt_len: int, src_len: int, device,
+                 syntax: Optional[AttentionInputs]) -> Tensor:
         if kind == "linear":
             return linear_buckets(tgt_len, src_len, terms.max_distance, device).unsqueeze(0)
-        buckets = self.syntax_inputs.get(kind + "_buckets")
+        buckets = syntax.dependency_buckets if syntax is not None else None
         if buckets is None:
             raise RuntimeError(
                 f"{kind} relative positions need per-sentence inputs (src_depths from the syntax_translation "
@@ -108,16 +119,16 @@ class SyntaxSelfAttention(MultiheadAttention):
     def forward(
         self,
         query: Tensor,
-        key: Optional[Tensor],
-        value: Optional[Tensor],
         key_padding_mask: Optional[Tensor] = None,
-        incremental_state: Optional[Dict[str, Dict[str, Optional[Tensor]]]] = None,
-        need_weights: bool = True,
-        static_kv: bool = False,
         attn_mask: Optional[Tensor] = None,
-        before_softmax: bool = False,
+        incremental_state: Optional[Dict[str, Dict[str, Optional[Tensor]]]] = None,
+        syntax: Optional[AttentionInputs] = None,
+        need_weights: bool = False,
         need_head_weights: bool = False,
+        before_softmax: bool = False,
     ):
+        """Self-attention of ``query`` (T, B, C) with the layer's mechanisms; an :class:`AttentionOutput`
+        (``before_softmax``: the masked scores (B, H, T, S) and the values instead, for tests)."""
         tgt_len, bsz, embed_dim = query.size()
         h, dh = self.num_heads, self.head_dim
 
@@ -149,13 +160,13 @@ class SyntaxSelfAttention(MultiheadAttention):
         ordinary = h - 1 if self.parse_head is not None else h  # the parse head is the last one
         qs = q[:, :ordinary] * self.scaling
         scores = torch.matmul(qs, k[:, :ordinary].transpose(-1, -2))
-        buckets = {kind: self._buckets(kind, terms, tgt_len, src_len, query.device)
+        buckets = {kind: self._buckets(kind, terms, tgt_len, src_len, query.device, syntax)
                    for kind, terms in self.relative.items()}
         for kind, terms in self.relative.items():
             if terms.key_table is not None:
                 scores = scores + terms.score_term(qs, buckets[kind])
         if self.parent_scaling is not None:
-            parents = self.syntax_inputs.get("parents")
+            parents = syntax.parents if syntax is not None else None
             if parents is None or parents.shape != (bsz, tgt_len):
                 raise RuntimeError("parent-scaled heads need the (B, T) parent positions of this batch (src_parents "
                                    "from the syntax_translation task)")
@@ -170,8 +181,7 @@ class SyntaxSelfAttention(MultiheadAttention):
         if before_softmax:
             return scores, v
         probs = F.softmax(scores.float(), dim=-1).type_as(scores)
-        if self.parse_head is not None:
-            self._parse_output = F.log_softmax(scores[:, -1].float(), dim=-1)
+        parse_logprobs = F.log_softmax(scores[:, -1].float(), dim=-1) if self.parse_head is not None else None
         dropped = self.dropout_module(probs)
         out = torch.matmul(dropped, v)  # (B, H, T, dh)
         value_terms = [terms.value_term(dropped[:, :ordinary], buckets[kind])
@@ -185,4 +195,4 @@ class SyntaxSelfAttention(MultiheadAttention):
         weights = None
         if need_weights or need_head_weights:
             weights = probs.transpose(0, 1) if need_head_weights else probs.mean(dim=1)
-        return out, weights
+        return AttentionOutput(out, weights, parse_logprobs)
