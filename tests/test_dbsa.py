@@ -115,11 +115,13 @@ def test_incremental_decoding_equals_full_forward():
 
 
 def test_syntax_needs_of_presets():
-    assert tiny_model("transformer_dbsa_tiny")[0].syntax_needs() == {
-        "source": ["parents"], "target": ["parents"], "inputs": [], "strategy": "chain",
-        "target_strategy": "chain", "target_coordinates": "target"}
+    from fairseq_syntax.data.syntax_request import SyntaxNeeds
+
+    assert tiny_model("transformer_dbsa_tiny")[0].syntax_needs() == SyntaxNeeds(
+        source={"parents"}, target={"parents"}, inputs=set(), strategy="chain", target_strategy="chain",
+        target_coordinates="target")
     needs = tiny_model("transformer_sisa_tiny")[0].syntax_needs()
-    assert needs["source"] == ["parents"] and needs["target"] == [] and needs["strategy"] == "first"
+    assert needs.source == {"parents"} and needs.target == set() and needs.strategy == "first"
 
 
 @pytest.mark.parametrize("strategy", ["chain", "first"])

@@ -64,9 +64,9 @@ def test_row_j_of_d_and_c_is_the_state_that_predicts_target_j():
                                   extra["parse_logprobs"][0][r, j, : j + 1].exp(), atol=1e-5)
             assert torch.allclose(step_extra["attn"][0][r, 0], extra["attn"][0][r, j], atol=1e-5)
     # and the task collates row j's gold parent in the same coordinates
-    assert model.syntax_needs()["target_coordinates"] == "target"
-    assert tiny_model("transformer_syncattn_tiny", dbsa_decoder_rows="input")[0].syntax_needs()[
-        "target_coordinates"] == "decoder_input"
+    assert model.syntax_needs().target_coordinates == "target"
+    assert tiny_model("transformer_syncattn_tiny", dbsa_decoder_rows="input")[0].syntax_needs() \
+        .target_coordinates == "decoder_input"
 
 
 def test_sync_target_is_the_gold_target_tree_only_in_target_coordinates():

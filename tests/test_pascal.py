@@ -126,7 +126,7 @@ def test_sh_embedding_layout():
     torch.manual_seed(0)
     ld = build_label_dictionary(["nsubj", "obj", "root"])
     model, d = tiny_model("transformer_sh_tiny", task_extra={"src_label_dict": ld})
-    assert model.syntax_needs()["inputs"] == ["src_labels"] and model.syntax_needs()["source"] == ["labels"]
+    assert model.syntax_needs().inputs == {"src_labels"} and model.syntax_needs().source == {"labels"}
     enc = model.encoder
     pad, eos = d.pad(), d.eos()
     src = torch.tensor([[pad, 5, 6, eos], [4, 5, 6, eos]])
@@ -146,13 +146,13 @@ def test_sh_embedding_layout():
 def test_pascal_presets_and_needs():
     model, _ = tiny_model("transformer_pascal_tiny")
     needs = model.syntax_needs()
-    assert needs["inputs"] == ["src_parents"] and needs["strategy"] == "middle"
+    assert needs.inputs == {"src_parents"} and needs.strategy == "middle"
     att = model.encoder.layers[0].self_attn
     assert att.parent_scaling.num_heads == 2 and att.parent_scaling.variance == 1.0
     assert type(model.encoder.layers[1].self_attn).__name__ == "MultiheadAttention"
     # PASCAL encoder + DBSA decoder: middle parents for the source, chain for the target
     both, _ = tiny_model("transformer_pascal_tiny", dbsa_decoder_layer=1)
-    assert both.syntax_needs()["strategy"] == "middle" and both.syntax_needs()["target_strategy"] == "chain"
+    assert both.syntax_needs().strategy == "middle" and both.syntax_needs().target_strategy == "chain"
     with pytest.raises(ValueError, match="one parent strategy per side"):
         tiny_model("transformer_pascal_tiny", dbsa_encoder_layer=1)
 

@@ -203,9 +203,9 @@ def test_presets_layers_and_needs():
 
     rel, _ = tiny_model("transformer_rel_tiny")
     assert all(set(layer.self_attn.relative) == {"linear"} for layer in rel.encoder.layers)
-    assert rel.syntax_needs()["inputs"] == [] and rel.syntax_needs()["source"] == []
+    assert rel.syntax_needs().inputs == set() and rel.syntax_needs().source == set()
     dep, _ = tiny_model("transformer_dep_tiny")
-    assert dep.syntax_needs()["source"] == ["depths"] and dep.syntax_needs()["inputs"] == ["src_depths"]
+    assert dep.syntax_needs().source == {"depths"} and dep.syntax_needs().inputs == {"src_depths"}
     both, _ = tiny_model("transformer_dep_rel_tiny", rel_encoder_layers="2", rel_dep_terms="key")
     assert type(both.encoder.layers[0]) is TransformerEncoderLayerBase  # no mechanism: fairseq's layer
     terms = both.encoder.layers[1].self_attn.relative

@@ -8,6 +8,7 @@ from omegaconf import OmegaConf
 
 from fairseq_syntax.data.conllu import read_conllu as read_conllu_file
 from fairseq_syntax.data.syntax_io import write_mmap
+from fairseq_syntax.data.syntax_request import SyntaxNeeds
 from fairseq_syntax.errors import SyntaxDataError
 from helpers import synthetic_data_bin
 
@@ -40,7 +41,7 @@ def test_auto_with_no_model_needs_gives_plain_batches(small_bin):
 def test_model_needs_switch_fields_on_for_loaded_datasets(small_bin):
     task = make_task(small_bin, parent_strategy="middle")
     task.load_dataset("valid")  # loaded before the model is built, as fairseq-train does
-    task.apply_model_needs({"source": ["parents", "labels"], "target": ["parents"], "inputs": ["src_parents"]})
+    task.add_model_needs(SyntaxNeeds(source={"parents", "labels"}, target={"parents"}, inputs={"src_parents"}))
     ds = task.dataset("valid")
     batch = ds.collater([ds[i] for i in range(3)])
     assert batch["syntax"]["src_parents"].dtype.is_floating_point  # middle: x.5 positions
@@ -50,7 +51,7 @@ def test_model_needs_switch_fields_on_for_loaded_datasets(small_bin):
 def test_explicit_fields_must_cover_model_needs(small_bin):
     task = make_task(small_bin, source_syntax="depths")
     with pytest.raises(ValueError, match=r"needs source syntax field\(s\) \['parents'\] but --source-syntax is depths"):
-        task.apply_model_needs({"source": ["parents"]})
+        task.add_model_needs(SyntaxNeeds(source={"parents"}))
 
 
 def test_generate_adopts_the_checkpoint_task_config(small_bin):
@@ -96,7 +97,7 @@ def test_missing_syntax_files_named(small_bin, tmp_path):
         if f.startswith("test.src-tgt.src.") and (".words." in f or ".heads." in f):
             os.remove(os.path.join(data, f))
     task = make_task(data)
-    task.apply_model_needs({"source": ["parents"], "inputs": ["src_parents"]})  # PASCAL-like: parses are inputs
+    task.add_model_needs(SyntaxNeeds(source={"parents"}, inputs={"src_parents"}))  # PASCAL-like: parses are inputs
     with pytest.raises(SyntaxDataError, match=r"test.src-tgt.src.words.\{bin,idx\}: source syntax is a model input"):
         task.load_dataset("test")
     # supervision only (DBSA-like): the split loads, its batches carry no source syntax
@@ -121,8 +122,8 @@ def test_parsing_on_the_fly_equals_the_collated_syntax(small_bin, strategy):
 
     conllu = os.path.join(os.path.dirname(small_bin), "raw", "test.src.conllu")
     task = make_task(small_bin, inference_parser="conllu", inference_parser_model=conllu)
-    task.apply_model_needs({"source": ["parents", "labels", "depths"], "strategy": strategy,
-                            "inputs": ["src_parents", "src_labels", "src_depths"]})
+    task.add_model_needs(SyntaxNeeds(source={"parents", "labels", "depths"}, strategy=strategy,
+                                     inputs={"src_parents", "src_labels", "src_depths"}))
     task.load_dataset("test")
     ds = task.dataset("test")
     batch = ds.collater([ds[i] for i in (0, 3, 5, 7)])  # unequal lengths, left-padded
@@ -163,8 +164,8 @@ def test_parsing_on_the_fly_through_the_stanza_adapter(small_bin):
         return CoNLL.conll2doc(input_str=buf.getvalue())
 
     task = make_task(small_bin)
-    task.apply_model_needs({"source": ["parents", "labels"], "strategy": "middle",
-                            "inputs": ["src_parents", "src_labels"]})
+    task.add_model_needs(SyntaxNeeds(source={"parents", "labels"}, strategy="middle",
+                                     inputs={"src_parents", "src_labels"}))
     batch, sample = _collated_without_syntax_inputs(task)
     task._inference_parser = StanzaParser(pipeline=pipeline, pretokenized=True)
     task.add_missing_source_inputs(sample)
@@ -183,8 +184,8 @@ def test_parsing_on_the_fly_with_a_real_parser(small_bin):
         pytest.skip("ufal.udpipe is not installed")
     model = require_shared("models", "en_ewt_udpipe_small.udpipe")
     task = make_task(small_bin, inference_parser="udpipe", inference_parser_model=model)
-    task.apply_model_needs({"source": ["parents", "depths"], "strategy": "first",
-                            "inputs": ["src_parents", "src_depths"]})
+    task.add_model_needs(SyntaxNeeds(source={"parents", "depths"}, strategy="first",
+                                     inputs={"src_parents", "src_depths"}))
     batch, sample = _collated_without_syntax_inputs(task)
     task.add_missing_source_inputs(sample)
     parents, tokens = sample["net_input"]["src_parents"], sample["net_input"]["src_tokens"]

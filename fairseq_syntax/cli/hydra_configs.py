@@ -135,7 +135,8 @@ def syntax_fields(arch: str, options: dict) -> Dict[str, str]:
         setattr(args, f"{side}_ffn_embed_dim", 8)
     task = Namespace(source_dictionary=d, target_dictionary=d, src_label_dict=d)
     needs = SyntaxTransformerModel.build_model(args, task).syntax_needs()
-    return {"source_syntax": ",".join(needs["source"]) or "none", "target_syntax": ",".join(needs["target"]) or "none"}
+    return {"source_syntax": ",".join(sorted(needs.source)) or "none",
+            "target_syntax": ",".join(sorted(needs.target)) or "none"}
 
 
 def config(arch: str, model: str) -> Tuple[str, dict]:

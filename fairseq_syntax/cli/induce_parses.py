@@ -156,8 +156,8 @@ def main(argv=None):
     overrides = {"dbsa_decoder_rows": args.decoder_rows} if args.decoder_rows else {}
     model, cfg, task, device = load_checkpoint(args.path, args.data, overrides, cpu=args.cpu, user_dir=args.user_dir)
     use_cuda = device.type == "cuda"
-    needs = model.syntax_needs() if hasattr(model, "syntax_needs") else {}
-    strategy = needs.get("strategy", "chain")
+    strategy = task.syntax_request.strategy_of("source")  # the model's, resolved when it was built
+    target_coordinates = task.syntax_request.target_coordinates
     has_enc = bool(getattr(model.encoder, "dbsa_layer", 0))
     has_dec = bool(getattr(model.decoder, "dbsa_layer", 0))
     if not (has_enc or has_dec):
@@ -177,7 +177,7 @@ def main(argv=None):
                     if not on:
                         continue
                     logp, offset, token_ids = parse_rows(extra, batch, b, side, dictionary,
-                                                         needs.get("target_coordinates", "target"),
+                                                         target_coordinates,
                                                          task.cfg.left_pad_target)
                     subwords = [dictionary[int(t)] for t in token_ids]
                     if syn is not None:

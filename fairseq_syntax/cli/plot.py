@@ -290,9 +290,9 @@ def plot_heads(args):
     if not sides:
         what = "no parse head" if not any(has.values()) else f"no {args.side} parse head"
         raise SystemExit(f"error: {args.path}: the model has {what} (DBSA/SISA/SyncAttn presets have them)")
-    needs = model.syntax_needs() if hasattr(model, "syntax_needs") else {}
-    strategy = needs.get("target_strategy", needs.get("strategy", "chain"))
-    coords = needs.get("target_coordinates", "target")
+    request = task.syntax_request  # the model's needs, resolved when the checkpoint's model was built
+    strategy = request.strategy_of("target")
+    coords = request.target_coordinates
     ds = load_split(task, args.split, cfg.task)
     batch = one_sentence_batch(ds, args.index, args.split, device)
     with torch.no_grad():
@@ -304,7 +304,7 @@ def plot_heads(args):
         side = "src" if s == "encoder" else "tgt"
         dictionary = task.source_dictionary if side == "src" else task.target_dictionary
         syn = ds.src_syntax if side == "src" else ds.tgt_syntax
-        side_strategy = needs.get("strategy", "chain") if side == "src" else strategy
+        side_strategy = request.strategy_of("source") if side == "src" else strategy
         panels.append(heads_side(side, extra, batch, dictionary, syn, args.index, side_strategy, coords,
                                  args.decode, s))
     title = _title(f"{args.split} sentence {args.index}", f"source: {src_text}\ntarget: {tgt_text}")
@@ -342,6 +342,7 @@ def plot_heads(args):
 # --- pascal --------------------------------------------------------------------------------------
 def _data_task(data, source_lang, target_lang):
     """The syntax_translation task of a data-bin, without a model, collating source parents (middle)."""
+    from fairseq_syntax.data.syntax_request import SyntaxNeeds
     from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationConfig, SyntaxTranslationTask
 
     from fairseq.dataclass.configs import DatasetConfig
@@ -351,7 +352,7 @@ def _data_task(data, source_lang, target_lang):
                                   train_subset=dataset.train_subset, dataset_impl=dataset.dataset_impl,
                                   required_seq_len_multiple=dataset.required_seq_len_multiple)
     task = SyntaxTranslationTask.setup_task(cfg)
-    task.apply_model_needs({"source": ["parents"], "strategy": "middle"})
+    task.add_model_needs(SyntaxNeeds(source=frozenset({"parents"}), strategy="middle"))
     return task
 
 

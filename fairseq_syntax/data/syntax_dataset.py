@@ -35,71 +35,19 @@ fancy-index assignment, so its cost barely grows with the batch
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from fairseq.data import BaseWrapperDataset
 
 from fairseq_syntax.data.mmap_views import array_reader
-from fairseq_syntax.data.parent_strategies import STRATEGIES, ConcatenatedTrees, CycleError, concatenation_layout
+from fairseq_syntax.data.parent_strategies import ConcatenatedTrees, CycleError, concatenation_layout
+from fairseq_syntax.data.syntax_request import SIDE_FIELDS, SyntaxRequest
 from fairseq_syntax.data.token_collation import TokenPairs
 from fairseq_syntax.errors import SyntaxDataError
 
-SIDE_FIELDS = ("parents", "depths", "labels", "words")
-TARGET_COORDINATES = ("target", "decoder_input")
-
-
-@dataclass
-class SyntaxRequest:
-    """Which syntax fields to collate; shared between a task and its datasets.
-
-    ``source`` / ``target``: subsets of :data:`SIDE_FIELDS`. ``inputs``: names
-    such as ``"src_parents"`` that the model takes as forward() arguments and
-    that therefore also go into ``net_input``. ``strategy``: the subword
-    parent strategy of both sides, unless ``target_strategy`` is set (a model
-    may use PASCAL's ``middle`` parents in the encoder and DBSA's ``chain``
-    parents in the decoder). ``target_coordinates``: ``"target"`` or
-    ``"decoder_input"`` (see the module docstring).
-    """
-
-    strategy: str = "chain"
-    source: FrozenSet[str] = frozenset()
-    target: FrozenSet[str] = frozenset()
-    inputs: FrozenSet[str] = frozenset()
-    target_strategy: Optional[str] = None
-    target_coordinates: str = "target"
-
-    def __post_init__(self):
-        for s in (self.strategy, self.target_strategy):
-            if s is not None and s not in STRATEGIES:
-                raise ValueError(f"parent strategy must be one of {STRATEGIES}, not {s!r}")
-        if self.target_coordinates not in TARGET_COORDINATES:
-            raise ValueError(f"target coordinates must be one of {TARGET_COORDINATES}, not "
-                             f"{self.target_coordinates!r}")
-        for side in ("source", "target"):
-            bad = set(getattr(self, side)) - set(SIDE_FIELDS)
-            if bad:
-                raise ValueError(f"unknown {side} syntax field(s) {sorted(bad)}; known: {SIDE_FIELDS}")
-
-    def strategy_of(self, side: str) -> str:
-        if side == "target" and self.target_strategy is not None:
-            return self.target_strategy
-        return self.strategy
-
-    def needs(self, side: str) -> FrozenSet[str]:
-        return self.source if side == "source" else self.target
-
-    def required(self, side: str) -> FrozenSet[str]:
-        """Fields of a side the model takes as inputs: a split must have them.
-
-        The other fields only supervise training (e.g. DBSA's gold parents);
-        a split without syntax data (a test set at decoding time) simply
-        comes without them.
-        """
-        prefix = "src_" if side == "source" else "tgt_"
-        return frozenset(f for f in self.needs(side) if prefix + f in self.inputs)
+__all__ = ["SIDE_FIELDS", "SideSyntax", "SyntaxLanguagePairDataset", "SyntaxRequest", "collate_rows"]
 
 
 class SideSyntax:

@@ -75,6 +75,7 @@ from fairseq.modules import LayerDropModuleList
 from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 
 from fairseq_syntax.data.parent_strategies import STRATEGIES
+from fairseq_syntax.data.syntax_request import SyntaxNeeds
 from fairseq_syntax.models.syntax_layers import AttentionSpec, SyntaxDecoderLayer, SyntaxEncoderLayer
 from fairseq_syntax.modules.dependency_attention import BIASES
 from fairseq_syntax.modules.parent_scaled_attention import WEIGHT_FUNCTIONS
@@ -547,7 +548,7 @@ class SyntaxTransformerModel(TransformerModel):
             model.encoder.label_embedding = emb
         return model
 
-    def syntax_needs(self):
+    def syntax_needs(self) -> SyntaxNeeds:
         """What the syntax_translation task must collate for this model."""
         enc = self.encoder
         source, target, inputs = [], [], []
@@ -564,15 +565,12 @@ class SyntaxTransformerModel(TransformerModel):
             source.append("labels")
             inputs.append("src_labels")
         strategy = str(getattr(self.args, "syntax_parent_strategy", "chain"))
-        return {
-            "source": source,
-            "target": target,
-            "inputs": inputs,  # model inputs: a split without these source fields cannot be decoded
-            "strategy": "middle" if enc.pascal_layer else strategy,
-            "target_strategy": strategy,
+        return SyntaxNeeds(
+            source=frozenset(source), target=frozenset(target), inputs=frozenset(inputs),
+            strategy="middle" if enc.pascal_layer else strategy, target_strategy=strategy,
             # target fields aligned with sample["target"] (predicting rows) or with prev_output_tokens
-            "target_coordinates": "target" if self.decoder.rows == "predicting" else "decoder_input",
-        }
+            target_coordinates="target" if self.decoder.rows == "predicting" else "decoder_input",
+        )
 
     def forward(self, src_tokens, src_lengths, prev_output_tokens, return_all_hiddens: bool = True,
                 features_only: bool = False, alignment_layer=None, alignment_heads=None, **syntax_inputs):

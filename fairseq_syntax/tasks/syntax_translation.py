@@ -10,10 +10,13 @@ model's coordinates (see :mod:`fairseq_syntax.data.syntax_dataset`).
 
 Which fields are collated: ``--source-syntax`` / ``--target-syntax`` take a
 comma list of ``parents,depths,labels,words``, ``none``, or ``auto`` (the
-default), which asks the model: a model class may define
-``syntax_needs(cfg) -> dict(source=..., target=..., inputs=...)``. A model
-without it (fairseq's ``transformer``) gets no syntax and trains as with the
-``translation`` task.
+default), which asks the model: a model may define ``syntax_needs() ->``
+:class:`~fairseq_syntax.data.syntax_request.SyntaxNeeds`. A model without it
+(fairseq's ``transformer``) gets no syntax and trains as with the
+``translation`` task. The task's :class:`SyntaxRequest` is resolved from its
+options and the needs of the models built on it
+(:func:`~fairseq_syntax.data.syntax_request.resolve_request`), replaced, not
+changed, when a model is built, and handed to every dataset it loads.
 
 ``fairseq-generate`` passes the checkpoint's saved task config to
 :meth:`load_dataset`; the syntax options are read from it, so they need not
@@ -27,7 +30,7 @@ the BPE tokens exactly as in preprocessing.
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import List, Optional
 
 import numpy as np
 import torch
@@ -39,13 +42,8 @@ from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from fairseq_syntax.data import syntax_io
 from fairseq_syntax.data.parent_strategies import STRATEGIES
-from fairseq_syntax.data.syntax_dataset import (
-    SIDE_FIELDS,
-    SideSyntax,
-    SyntaxLanguagePairDataset,
-    SyntaxRequest,
-    collate_rows,
-)
+from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, collate_rows
+from fairseq_syntax.data.syntax_request import SIDE_FIELDS, SyntaxNeeds, SyntaxRequest, resolve_request
 from fairseq_syntax.errors import SyntaxDataError
 
 logger = logging.getLogger(__name__)
@@ -115,13 +113,10 @@ class SyntaxTranslationTask(TranslationTask):
             "source": _parse_fields(cfg.source_syntax, "source-syntax"),
             "target": _parse_fields(cfg.target_syntax, "target-syntax"),
         }
-        self._strategy_explicit = str(cfg.parent_strategy) != "auto"
+        self._strategy = str(cfg.parent_strategy) if str(cfg.parent_strategy) != "auto" else None
         self._inference_parser = None
-        self.syntax_request = SyntaxRequest(
-            strategy=str(cfg.parent_strategy) if self._strategy_explicit else "chain",
-            source=self._explicit["source"] or frozenset(),
-            target=self._explicit["target"] or frozenset(),
-        )
+        self.model_needs: List[SyntaxNeeds] = []  # of the models built on this task, in order
+        self.syntax_request: SyntaxRequest = self._resolve_request()
 
     @classmethod
     def setup_task(cls, cfg, **kwargs):
@@ -137,40 +132,26 @@ class SyntaxTranslationTask(TranslationTask):
     def build_model(self, cfg, from_checkpoint=False):
         model = super().build_model(cfg, from_checkpoint)
         needs_fn = getattr(model, "syntax_needs", None)
-        needs = needs_fn() if callable(needs_fn) else {}
-        self.apply_model_needs(needs)
+        if callable(needs_fn):
+            self.add_model_needs(needs_fn())
         return model
 
-    def apply_model_needs(self, needs: dict) -> None:
-        """Merge a model's syntax needs into the request shared with datasets."""
-        req = self.syntax_request
-        new = {}
-        for side in ("source", "target"):
-            want = frozenset(needs.get(side, ()))
-            explicit = self._explicit[side]
-            if explicit is None:
-                new[side] = frozenset(req.needs(side)) | want
-            else:
-                missing = want - explicit
-                if missing:
-                    raise ValueError(
-                        f"the model needs {side} syntax field(s) {sorted(missing)} but --{side}-syntax is "
-                        f"{','.join(sorted(explicit)) or 'none'}; add them or use 'auto'"
-                    )
-                new[side] = explicit
-        for key in ("strategy", "target_strategy"):
-            strategy = needs.get(key)
-            if strategy is None or strategy == (req.strategy_of("target") if key == "target_strategy" else req.strategy):
-                continue
-            if self._strategy_explicit:
-                logger.warning("the model is built for parent strategy %r (%s) but --parent-strategy is %r",
-                               strategy, "target side" if key == "target_strategy" else "source side", req.strategy)
-            else:
-                setattr(req, key, strategy)
-        if needs.get("target_coordinates"):
-            req.target_coordinates = needs["target_coordinates"]
-        req.source, req.target = new["source"], new["target"]
-        req.inputs = frozenset(req.inputs) | frozenset(needs.get("inputs", ()))
+    def add_model_needs(self, needs: SyntaxNeeds) -> None:
+        """A model built on this task declares what it needs: resolve the request again (and give the new one
+        to the datasets loaded before the model was built)."""
+        if not isinstance(needs, SyntaxNeeds):
+            raise TypeError(f"syntax_needs() must return a SyntaxNeeds, not {type(needs).__name__}")
+        self.model_needs.append(needs)
+        self._set_request(self._resolve_request())
+
+    def _resolve_request(self) -> SyntaxRequest:
+        return resolve_request(self._explicit["source"], self._explicit["target"], self._strategy, self.model_needs)
+
+    def _set_request(self, request: SyntaxRequest) -> None:
+        self.syntax_request = request
+        for ds in self.datasets.values():
+            if isinstance(ds, SyntaxLanguagePairDataset) and ds.request != request:
+                ds.request = request
 
     # --- data -----------------------------------------------------------------
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
@@ -244,21 +225,16 @@ class SyntaxTranslationTask(TranslationTask):
                           name=f"input parsed with {self.cfg.inference_parser}")
 
     def _adopt_saved_config(self, task_cfg):
+        """fairseq-generate: the syntax options the checkpoint was trained with (explicit fields and parent
+        strategy) replace this command line's 'auto'."""
         strategy = getattr(task_cfg, "parent_strategy", None)
         if strategy is not None and str(strategy) != "auto":
-            self.syntax_request.strategy = str(strategy)
-            self.syntax_request.target_strategy = None  # an explicit strategy applies to both sides
-            self._strategy_explicit = True
+            self._strategy = str(strategy)
         for side, opt in (("source", "source_syntax"), ("target", "target_syntax")):
-            val = getattr(task_cfg, opt, None)
-            if val is not None:
-                explicit = _parse_fields(val, opt.replace("_", "-"))
-                if explicit is not None:
-                    self._explicit[side] = explicit
-                    if side == "source":
-                        self.syntax_request.source = explicit
-                    else:
-                        self.syntax_request.target = explicit
+            explicit = _parse_fields(getattr(task_cfg, opt, None), opt.replace("_", "-"))
+            if explicit is not None:
+                self._explicit[side] = explicit
+        self._set_request(self._resolve_request())
 
     def _load_side(self, data_path, split, src, tgt, lang, side, token_sizes, combine):
         """Open the syntax datasets of one side (None if there are none)."""
