@@ -1,4 +1,4 @@
-"""Errors raised on malformed syntax data (DESIGN.md, "Bad input").
+"""Errors raised on malformed syntax data and inconsistent options (docs/design.md, "Errors").
 
 Every message names where the problem is (file and line, or split, side and
 sentence index) and what is wrong, so that a user can fix the input; nothing
@@ -20,3 +20,8 @@ class SyntaxDataError(ValueError):
 
     def __reduce__(self):  # picklable, so that an error in a worker process reaches the parent intact
         return (type(self), (self.where, self.what))
+
+
+class OptionError(ValueError):
+    """An inconsistent combination of options, found by a library function; a command shows it as its usage
+    error (argparse's ``parser.error``: the usage line, the message, exit status 2)."""

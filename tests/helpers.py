@@ -135,7 +135,7 @@ def tiny_model(arch, task_extra=None, **overrides):
     from fairseq.data import Dictionary
     from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
-    import fairseq_syntax  # noqa: F401  (registers the models)
+    import fairseq_syntax.plugin  # noqa: F401  (registers the models)
 
     d = Dictionary()
     for i in range(20):

@@ -312,7 +312,7 @@ def test_block_writer_writes_the_files_of_the_sentence_writer(tmp_path, monkeypa
     sentence by sentence: mmap datasets, text form and label dictionary, across flushes and blocks."""
     import filecmp
 
-    from fairseq_syntax.cli.binarize import align_and_binarize
+    from fairseq_syntax.data.binarize import align_and_binarize
     from fairseq_syntax.data import conllu_blocks, syntax_io
 
     small_blocks = conllu_blocks.read_blocks

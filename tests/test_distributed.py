@@ -55,7 +55,7 @@ def validation_loss(checkpoint):
     """The checkpoint's criterion summed over the validation split, per sample-size unit (in this process)."""
     from fairseq import checkpoint_utils
 
-    import fairseq_syntax  # noqa: F401
+    import fairseq_syntax.plugin  # noqa: F401
 
     models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([checkpoint])
     model = models[0].eval()

@@ -22,7 +22,7 @@ def test_train_generate_restore(data_bin, tmp_path):
     assert "done training" in p.stdout + p.stderr
     ck = os.path.join(save, "checkpoint_last.pt")
     # checkpoints load under torch's default weights_only=True (no safety switch-off)
-    import fairseq_syntax  # noqa: F401  (registers the allow-list)
+    import fairseq_syntax.plugin  # noqa: F401  (registers the allow-list)
 
     from fairseq_syntax.checkpoint_safety import allowed_global_names
 
@@ -166,7 +166,7 @@ def test_safe_loader_takes_numeric_numpy_meters_only(tmp_path):
     import numpy as np
     import pytest
 
-    import fairseq_syntax  # noqa: F401  (registers the allow-list)
+    import fairseq_syntax.plugin  # noqa: F401  (registers the allow-list)
 
     ok = {"_bleu_counts": {"val": np.array([800, 796], dtype=np.int64), "sum": np.array([1.5, 2.0])}}
     torch.save(ok, tmp_path / "ok.pt")

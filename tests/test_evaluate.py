@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from fairseq_syntax.cli.evaluate import length_buckets, main, ribes
+from fairseq_syntax.cli.evaluate import main
+from fairseq_syntax.evaluation.scores import length_buckets, ribes
 from fairseq_syntax.errors import SyntaxDataError
 from helpers import BIN, run
 
@@ -94,7 +95,7 @@ def test_ribes_bootstrap_uses_sacrebleus_resamples_and_p_value(systems):
     of sentence scores; checked by hand on the same resamples."""
     import numpy as np
 
-    from fairseq_syntax.cli.evaluate import paired_bootstrap_mean, sentence_ribes
+    from fairseq_syntax.evaluation.scores import paired_bootstrap_mean, sentence_ribes
 
     ref = open(systems["ref"]).read().splitlines()
     sys_s = sentence_ribes(open(systems["sys"]).read().splitlines(), ref)

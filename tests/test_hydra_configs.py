@@ -133,7 +133,7 @@ def test_fairseq_hydra_train_from_a_config(data_bin, tmp_path):
 
     import torch
 
-    import fairseq_syntax  # noqa: F401  (allow-lists the checkpoint's globals)
+    import fairseq_syntax.plugin  # noqa: F401  (allow-lists the checkpoint's globals)
 
     state = torch.load(save / "checkpoint_last.pt", map_location="cpu")
     assert state["cfg"]["model"]["_name"] == "transformer_dbsa_tiny"

@@ -50,7 +50,8 @@ def _check_png(path):
 
 
 def _plot(argv):
-    from fairseq_syntax.cli.plot import main, read_metadata
+    from fairseq_syntax.analysis.plots import read_metadata
+    from fairseq_syntax.cli.plot import main
 
     record = main(argv + ["--dpi", "60"])  # small images: fast
     out = argv[argv.index("-o") + 1]
@@ -108,7 +109,9 @@ def test_heads_input_rows(data_bin, dbsa_checkpoint, tmp_path):
 def test_heads_errors(data_bin, dbsa_checkpoint, tmp_path):
     from fairseq_syntax.cli.plot import main
 
-    with pytest.raises(SystemExit, match="split 'test' has 21 sentences"):
+    from fairseq_syntax.errors import SyntaxDataError
+
+    with pytest.raises(SyntaxDataError, match="split 'test': has 21 sentences"):
         main(["heads", data_bin, "--path", dbsa_checkpoint, "--index", "21", "-o", str(tmp_path / "x.png")])
     with pytest.raises(SystemExit, match="no PASCAL heads"):
         main(["pascal", data_bin, "--path", dbsa_checkpoint, "-o", str(tmp_path / "x.png")])
@@ -159,7 +162,7 @@ def test_console_script(data_bin, tmp_path):
     p = run([tool("fairseq-syntax-plot"), "conllu", gold, "-i", "7", "-o", out, "--dpi", "60"])
     assert "wrote" in p.stdout
     _check_png(out)
-    from fairseq_syntax.cli.plot import read_metadata
+    from fairseq_syntax.analysis.plots import read_metadata
 
     meta = read_metadata(out)
     assert meta["words"] == _line(data_bin, "test.tok.src", 7).split() and meta["gold_heads"] is None

@@ -41,7 +41,7 @@ def test_a_process_that_stops_mid_epoch_exits_with_status_zero(tmp_path):
     script = tmp_path / "stop.py"
     script.write_text(textwrap.dedent("""
         import torch
-        import fairseq_syntax  # installs the exit hook
+        import fairseq_syntax.plugin  # installs the exit hook
         from fairseq.data.iterators import BufferedIterator
 
         class Work:

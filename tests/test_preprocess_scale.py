@@ -246,7 +246,7 @@ def test_language_filter_workers_kill_and_resume(pud_pairs, tmp_path):
 
 BPE = """
 import sys
-from fairseq_syntax.cli.prepare import apply_bpe_file
+from fairseq_syntax.preparation.prepare import apply_bpe_file
 res = apply_bpe_file(sys.argv[1], sys.argv[2], sys.argv[3], workers=int(sys.argv[4]), chunk_size=50,
                      progress=False)
 print("reused", res.reused, "processed", res.processed)
@@ -280,7 +280,7 @@ def test_bpe_apply_workers_kill_and_resume(ewt, tmp_path):
 def test_streaming_align_binarize_writes_the_same_files(tmp_path, monkeypatch):
     import random
 
-    from fairseq_syntax.cli.binarize import align_and_binarize, binarize_corpus
+    from fairseq_syntax.data.binarize import align_and_binarize, binarize_corpus
     from fairseq_syntax.data import syntax_io
     from fairseq_syntax.data.conllu import write_conllu
     from fairseq_syntax.data.subword_align import align_corpus

@@ -78,7 +78,7 @@ def main(argv=None):
 def measure(sentences, treebank=None):
     """Seconds and sentences per second of the in-memory and the command-line align + binarize paths."""
     from fairseq_syntax.cli.align import main as align_main
-    from fairseq_syntax.cli.binarize import align_and_binarize, binarize_corpus
+    from fairseq_syntax.data.binarize import align_and_binarize, binarize_corpus
     from fairseq_syntax.cli.binarize import main as binarize_main
     from fairseq_syntax.data.subword_align import align_corpus
 

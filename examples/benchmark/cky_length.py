@@ -47,7 +47,7 @@ def build(arch, task, dim, device):
     from fairseq.criterions.label_smoothed_cross_entropy import LabelSmoothedCrossEntropyCriterion
     from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
-    import fairseq_syntax  # noqa: F401
+    import fairseq_syntax.plugin  # noqa: F401
 
     args = Namespace(arch=arch, embed_dim=dim)
     ARCH_CONFIG_REGISTRY[arch](args)

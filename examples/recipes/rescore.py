@@ -17,7 +17,7 @@ import glob
 import json
 import os
 
-from fairseq_syntax.cli.evaluate import evaluate
+from fairseq_syntax.evaluation.scores import evaluate
 from fairseq_syntax.evaluation.detokenize import join_hyphens
 
 FIXES = {"join_hyphens": join_hyphens}

@@ -39,7 +39,7 @@ def training_state(ckpt_dir):
     """Updates, cumulative training seconds, and the scored (best) checkpoint's epoch and validation NLL."""
     import torch
 
-    import fairseq_syntax  # noqa: F401  (allow-lists the globals fairseq checkpoints pickle)
+    import fairseq_syntax.plugin  # noqa: F401  (allow-lists the globals fairseq checkpoints pickle)
 
     state = {}
     for name, key in (("checkpoint_last.pt", "last"), ("checkpoint_best.pt", "best")):

@@ -105,8 +105,9 @@ def family(arch: str) -> str:
 
 def presets() -> List[Tuple[str, str]]:
     """[(arch, model)] of every named architecture of the plugin's models (the bare model names excluded)."""
-    import fairseq_syntax  # noqa: F401  (registers the models)
     from fairseq.models import ARCH_MODEL_NAME_REGISTRY
+
+    import fairseq_syntax.plugin  # noqa: F401  (registers the models)
 
     return sorted((a, m) for a, m in ARCH_MODEL_NAME_REGISTRY.items() if m in MODELS and a != "attention_lstm")
 

@@ -1,17 +1,6 @@
-"""C&H baseline: build the translate + parse multi-task corpus for a plain transformer.
-
-Currey & Heafield (2019), as in Bugliarello & Okazaki (2020): every training
-source sentence appears twice, once tagged for translation (target: its
-translation) and once tagged for parsing (target: its linearised dependency
-tree, :mod:`fairseq_syntax.data.linearize`); the tag is prepended and
-appended to the source; both halves are shuffled together. Validation and
-test splits get the translation tag only, so that fairseq-generate on them
-decodes translations. Train on the output with ``prepare.py --syntax none``
-and fairseq's ``transformer``.
-"""
+"""``fairseq-syntax-multitask``: the C&H translate + parse multi-task corpus (Currey & Heafield 2019, as in
+Bugliarello & Okazaki 2020; see :mod:`fairseq_syntax.data.multitask`)."""
 import argparse
-import os
-import random
 
 from fairseq_syntax.cli import prog_name, run
 
@@ -38,62 +27,15 @@ def get_parser():
     return p
 
 
-def _target_lines(pref, lang, units):
-    from fairseq_syntax.data.conllu import read_conllu
-
-    conllu = f"{pref}.{lang}.conllu"
-    if os.path.exists(conllu):
-        return [" ".join(s.forms(units)) for s in read_conllu(conllu)]
-    with open(f"{pref}.{lang}", encoding="utf-8-sig") as f:
-        return [" ".join(line.split()) for line in f]
-
-
-def build_split(pref, src, tgt, units, translate_tag, parse_tag, with_parse, progress=False):
-    """(source lines, target lines) of one split."""
-    from tqdm import tqdm
-
-    from fairseq_syntax.data.conllu import read_conllu
-    from fairseq_syntax.data.linearize import linearize_tree
-    from fairseq_syntax.data.tree import unit_tree
-    from fairseq_syntax.errors import SyntaxDataError
-
-    conllu = f"{pref}.{src}.conllu"
-    sents = list(read_conllu(conllu))
-    targets = _target_lines(pref, tgt, units)
-    if len(targets) != len(sents):
-        raise SyntaxDataError(f"{pref}.{tgt}", f"{len(targets)} target lines but {len(sents)} source sentences "
-                              f"in {conllu}")
-    out_src, out_tgt = [], []
-    pairs = tqdm(zip(sents, targets), total=len(sents), desc=f"multitask {pref}", unit="sent", disable=not progress)
-    for k, (s, t) in enumerate(pairs):
-        if not t.strip():
-            raise SyntaxDataError(f"{pref}.{tgt}:{k + 1}", "empty line: every line must hold one sentence")
-        forms, heads, labels = unit_tree(s, units)  # the tree over the same units as the source text
-        text = " ".join(forms)
-        out_src.append(f"{translate_tag} {text} {translate_tag}")
-        out_tgt.append(t)
-        if with_parse:
-            out_src.append(f"{parse_tag} {text} {parse_tag}")
-            out_tgt.append(linearize_tree(forms, heads, labels, f"{conllu}, sentence {k + 1}"))
-    return out_src, out_tgt
-
-
 def main(argv=None):
+    from fairseq_syntax.data.multitask import write_multitask_corpus
+
     args = get_parser().parse_args(argv)
-    os.makedirs(args.output_dir, exist_ok=True)
-    for split, pref in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)):
-        if pref is None:
-            continue
-        src, tgt = build_split(pref, args.source_lang, args.target_lang, args.units, args.translate_tag,
-                               args.parse_tag, with_parse=split == "train", progress=not args.no_progress)
-        if split == "train":
-            order = list(range(len(src)))
-            random.Random(args.seed).shuffle(order)
-            src, tgt = [src[i] for i in order], [tgt[i] for i in order]
-        for lang, lines in ((args.source_lang, src), (args.target_lang, tgt)):
-            with open(os.path.join(args.output_dir, f"{split}.{lang}"), "w", encoding="utf-8") as f:
-                f.write("\n".join(lines) + "\n")
-        print(f"{split}: {len(src)} lines -> {args.output_dir}/{split}.{{{args.source_lang},{args.target_lang}}}")
+    splits = {"train": args.trainpref, "valid": args.validpref, "test": args.testpref}
+    for split, count in write_multitask_corpus(splits, args.source_lang, args.target_lang, args.output_dir,
+                                               args.units, args.translate_tag, args.parse_tag, args.seed,
+                                               progress=not args.no_progress):
+        print(f"{split}: {count} lines -> {args.output_dir}/{split}.{{{args.source_lang},{args.target_lang}}}")
 
 
 def cli_main(argv=None):

@@ -12,7 +12,7 @@ def build_help_parser():
     from fairseq.dataclass.utils import gen_parser_from_dataclass
     from fairseq.tasks import TASK_DATACLASS_REGISTRY
 
-    import fairseq_syntax  # noqa: F401  (registers everything)
+    import fairseq_syntax.plugin  # noqa: F401  (registers everything)
     from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationConfig
 
     p = argparse.ArgumentParser(
@@ -32,14 +32,15 @@ def build_help_parser():
             continue
         g._add_action(action)
 
-    from fairseq.criterions.label_smoothed_cross_entropy import LabelSmoothedCrossEntropyCriterionConfig
+    from fairseq.criterions.label_smoothed_cross_entropy import (
+        LabelSmoothedCrossEntropyCriterionConfig,
+    )
+    from fairseq.models import ARCH_MODEL_INV_REGISTRY
 
     from fairseq_syntax.criterions.label_smoothed_cross_entropy_with_dependency import (
         LabelSmoothedCrossEntropyWithDependencyConfig,
     )
     from fairseq_syntax.models.syntax_transformer import SyntaxTransformerConfig
-
-    from fairseq.models import ARCH_MODEL_INV_REGISTRY
 
     presets = ", ".join(ARCH_MODEL_INV_REGISTRY["syntax_transformer"])
     for title, dc, base in (

@@ -1,10 +1,10 @@
 """Parse text into CoNLL-U with stanza (default), spaCy/GiNZA or UDPipe 1."""
 import argparse
-import logging
 
 from fairseq_syntax.cli import prog_name, run
-
-logger = logging.getLogger("fairseq_syntax.parse")
+from fairseq_syntax.cli.common import add_scale_options
+from fairseq_syntax.parsing.base import backend_options as options
+from fairseq_syntax.parsing.base import effective_workers
 
 
 def get_parser():
@@ -32,33 +32,9 @@ def get_parser():
     return p
 
 
-def add_scale_options(p, workers_help=None):
-    """--workers, --shard, --chunk-size: parallel, sharded, resumable long steps (also used by prepare)."""
-    p.add_argument("--workers", type=int, default=1,
-                   help=workers_help or "parser processes, each with its own model, over chunks of the input "
-                   "(default 1; output identical for any number). With --gpu: one process per GPU, so 1")
-    p.add_argument("--shard", default=None, metavar="I/N",
-                   help="process only shard I of N (0 <= I < N; contiguous chunk ranges), e.g. one SLURM array "
-                   "task each; the same command without --shard then assembles the output (see docs/data.md)")
-    p.add_argument("--chunk-size", type=int, default=2048,
-                   help="lines per committed chunk (default 2048): a killed run restarts after the last "
-                   "finished chunk")
-
-
 def backend_options(args):
-    from fairseq_syntax.parsing.base import backend_options as options
-
     return options(args.backend, lang=args.lang, model=args.model, model_dir=args.model_dir, gpu=args.gpu,
                    pretokenized=args.pretokenized)
-
-
-def effective_workers(workers, gpu):
-    """On a GPU a parser stays one process per GPU: run one --shard per GPU instead."""
-    if gpu and workers > 1:
-        logger.warning("--gpu: one parser process per GPU, so --workers %d is ignored; to use several GPUs run "
-                       "one --shard I/N per GPU (CUDA_VISIBLE_DEVICES=I)", workers)
-        return 1
-    return max(1, workers)
 
 
 def main(argv=None):

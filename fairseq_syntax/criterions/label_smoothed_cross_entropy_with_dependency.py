@@ -29,15 +29,14 @@ import math
 from dataclasses import dataclass, field
 
 from fairseq import metrics, utils
-from fairseq.dataclass import ChoiceEnum
 from fairseq.criterions import register_criterion
 from fairseq.criterions.label_smoothed_cross_entropy import (
     LabelSmoothedCrossEntropyCriterion,
     LabelSmoothedCrossEntropyCriterionConfig,
 )
+from fairseq.dataclass import ChoiceEnum
 
 from fairseq_syntax.criterions.dependency_loss import parse_head_nll
-
 
 NORMALIZATIONS = ("arcs", "supervised", "sum")
 

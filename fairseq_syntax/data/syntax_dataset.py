@@ -42,7 +42,11 @@ import torch
 from fairseq.data import BaseWrapperDataset
 
 from fairseq_syntax.data.mmap_views import array_reader
-from fairseq_syntax.data.parent_strategies import ConcatenatedTrees, CycleError, concatenation_layout
+from fairseq_syntax.data.parent_strategies import (
+    ConcatenatedTrees,
+    CycleError,
+    concatenation_layout,
+)
 from fairseq_syntax.data.syntax_request import SIDE_FIELDS, SyntaxRequest
 from fairseq_syntax.data.token_collation import TokenPairs
 from fairseq_syntax.errors import SyntaxDataError

@@ -30,9 +30,6 @@ as in the paper) and ``*_tiny`` (d = 32) for tests.
 from dataclasses import dataclass, field, fields
 
 import torch
-from torch import Tensor, nn
-from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
-
 from fairseq import utils
 from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.models import (
@@ -43,9 +40,16 @@ from fairseq.models import (
 )
 from fairseq.models.lstm import LSTM, Embedding, LSTMDecoder
 from fairseq.modules import FairseqDropout
+from torch import Tensor, nn
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from fairseq_syntax.modules.cky_table import NORMS, CKYTable
-from fairseq_syntax.modules.lstm_attention import CKYAttention, DotAttention, defer_memory_grad, memory_states
+from fairseq_syntax.modules.lstm_attention import (
+    CKYAttention,
+    DotAttention,
+    defer_memory_grad,
+    memory_states,
+)
 
 
 @dataclass

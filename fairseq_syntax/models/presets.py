@@ -11,7 +11,9 @@ from typing import Optional
 from fairseq.models import register_model_architecture
 from fairseq.models.transformer.transformer_legacy import base_architecture
 
-from fairseq_syntax.models.syntax_transformer import SyntaxTransformerConfig  # registers the model first
+from fairseq_syntax.models.syntax_transformer import (
+    SyntaxTransformerConfig,  # registers the model first
+)
 
 #: every syntax option off, as declared in the model's config
 _OFF = {f.name: f.default for f in fields(SyntaxTransformerConfig) if not f.name.startswith("_")}

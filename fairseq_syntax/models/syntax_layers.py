@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
 import torch
-from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, TransformerEncoderLayerBase
+from fairseq.modules.transformer_layer import (
+    TransformerDecoderLayerBase,
+    TransformerEncoderLayerBase,
+)
 from torch import Tensor
 
 from fairseq_syntax.modules.dependency_attention import BiaffineParseHead

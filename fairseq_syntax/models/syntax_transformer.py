@@ -63,20 +63,28 @@ from dataclasses import dataclass, field
 from typing import Optional, Set, Tuple
 
 import torch
+from fairseq.dataclass import ChoiceEnum, FairseqDataclass
+from fairseq.dataclass.utils import gen_parser_from_dataclass
+from fairseq.distributed import fsdp_wrap
+from fairseq.models import register_model
+from fairseq.models.transformer import (
+    TransformerConfig,
+    TransformerDecoder,
+    TransformerEncoder,
+    TransformerModel,
+)
+from fairseq.modules import LayerDropModuleList
+from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 from omegaconf import OmegaConf
 from torch import nn
 
-from fairseq.distributed import fsdp_wrap
-from fairseq.dataclass import ChoiceEnum, FairseqDataclass
-from fairseq.dataclass.utils import gen_parser_from_dataclass
-from fairseq.models import register_model
-from fairseq.models.transformer import TransformerConfig, TransformerDecoder, TransformerEncoder, TransformerModel
-from fairseq.modules import LayerDropModuleList
-from fairseq.modules.checkpoint_activations import checkpoint_wrapper
-
 from fairseq_syntax.data.parent_strategies import STRATEGIES
 from fairseq_syntax.data.syntax_request import SyntaxNeeds
-from fairseq_syntax.models.syntax_layers import AttentionSpec, SyntaxDecoderLayer, SyntaxEncoderLayer
+from fairseq_syntax.models.syntax_layers import (
+    AttentionSpec,
+    SyntaxDecoderLayer,
+    SyntaxEncoderLayer,
+)
 from fairseq_syntax.modules.dependency_attention import BIASES
 from fairseq_syntax.modules.parent_scaled_attention import WEIGHT_FUNCTIONS
 from fairseq_syntax.modules.relative_positions import IMPLEMENTATIONS, depth_buckets

@@ -34,7 +34,6 @@ either way.
 import torch
 from torch import Tensor, nn
 
-
 BIASES = ("query", "key", "none")
 
 

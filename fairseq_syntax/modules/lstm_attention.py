@@ -26,10 +26,9 @@ whole memory.
 import math
 
 import torch
+from fairseq.models.lstm import AttentionLayer, Linear
 from torch import Tensor, nn
 from torch.nn import functional as F
-
-from fairseq.models.lstm import AttentionLayer, Linear
 
 from fairseq_syntax.modules.cky_table import table_size
 

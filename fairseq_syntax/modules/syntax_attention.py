@@ -43,7 +43,10 @@ from fairseq.modules import MultiheadAttention
 from torch import Tensor, nn
 
 from fairseq_syntax.modules.parent_scaled_attention import ParentScaledHeads
-from fairseq_syntax.modules.relative_positions import RelativePositionTerms, linear_buckets
+from fairseq_syntax.modules.relative_positions import (
+    RelativePositionTerms,
+    linear_buckets,
+)
 
 RELATIVE_KINDS = ("linear", "dependency")
 

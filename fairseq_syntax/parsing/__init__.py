@@ -5,4 +5,10 @@ Every backend implements :class:`~fairseq_syntax.parsing.base.Parser`
 one CoNLL-U writer (:func:`fairseq_syntax.data.conllu.write_conllu`) and the
 one batching driver (:func:`fairseq_syntax.parsing.base.parse_file`).
 """
-from fairseq_syntax.parsing.base import BACKENDS, Parser, backend_options, build_parser, parse_file  # noqa: F401
+from fairseq_syntax.parsing.base import (  # noqa: F401
+    BACKENDS,
+    Parser,
+    backend_options,
+    build_parser,
+    parse_file,
+)

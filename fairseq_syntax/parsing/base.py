@@ -5,11 +5,14 @@ import abc
 import importlib
 import io
 import json
+import logging
 from typing import Callable, Dict, List, Sequence, Tuple
 
 from fairseq_syntax.data.conllu import Sentence, write_conllu
 from fairseq_syntax.data.tree import check_tree
 from fairseq_syntax.errors import SyntaxDataError
+
+logger = logging.getLogger(__name__)
 
 #: backend name -> "module:class"
 BACKENDS: Dict[str, str] = {
@@ -54,6 +57,15 @@ def backend_options(backend: str, lang: str = "en", model: str = None, model_dir
     if backend == "conllu":
         return dict(path=model)
     raise ValueError(f"unknown parser backend {backend!r}; choose from {sorted(BACKENDS)}")
+
+
+def effective_workers(workers: int, gpu: bool) -> int:
+    """On a GPU a parser stays one process per GPU: run one --shard per GPU instead."""
+    if gpu and workers > 1:
+        logger.warning("--gpu: one parser process per GPU, so --workers %d is ignored; to use several GPUs run "
+                       "one --shard I/N per GPU (CUDA_VISIBLE_DEVICES=I)", workers)
+        return 1
+    return max(1, workers)
 
 
 def build_parser(backend: str, **options) -> Parser:

@@ -42,8 +42,17 @@ from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from fairseq_syntax.data import syntax_io
 from fairseq_syntax.data.parent_strategies import STRATEGIES
-from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, collate_rows
-from fairseq_syntax.data.syntax_request import SIDE_FIELDS, SyntaxNeeds, SyntaxRequest, resolve_request
+from fairseq_syntax.data.syntax_dataset import (
+    SideSyntax,
+    SyntaxLanguagePairDataset,
+    collate_rows,
+)
+from fairseq_syntax.data.syntax_request import (
+    SIDE_FIELDS,
+    SyntaxNeeds,
+    SyntaxRequest,
+    resolve_request,
+)
 from fairseq_syntax.errors import SyntaxDataError
 
 logger = logging.getLogger(__name__)

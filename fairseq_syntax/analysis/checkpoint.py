@@ -11,6 +11,9 @@ import argparse
 
 import torch
 
+import fairseq_syntax.plugin  # noqa: F401  (the models, and the allow-list of the globals checkpoints pickle)
+from fairseq_syntax.errors import SyntaxDataError
+
 
 def load_checkpoint(path, data, overrides=None, cpu=False, user_dir=None):
     """(model in eval mode on its device, cfg, task, device) of checkpoint ``path`` over data-bin ``data``.
@@ -20,8 +23,6 @@ def load_checkpoint(path, data, overrides=None, cpu=False, user_dir=None):
     model's (``task.build_model`` applies ``model.syntax_needs()``).
     """
     from fairseq import checkpoint_utils, utils
-
-    import fairseq_syntax  # noqa: F401  (registers the models; checkpoint allow-list)
 
     if user_dir:
         utils.import_user_module(argparse.Namespace(user_dir=user_dir))
@@ -42,9 +43,10 @@ def load_split(task, split, task_cfg=None):
 
 
 def check_index(dataset, index, split):
-    """Exit with a clear message when ``index`` is not a sentence of the split."""
+    """A clear error when ``index`` is not a sentence of the split."""
     if not 0 <= index < len(dataset):
-        raise SystemExit(f"error: --index {index}: split {split!r} has {len(dataset)} sentences (0..{len(dataset) - 1})")
+        raise SyntaxDataError(f"split {split!r}", f"has {len(dataset)} sentences (0..{len(dataset) - 1}), no "
+                              f"sentence {index}")
 
 
 def one_sentence_batch(dataset, index, split, device=None):
@@ -58,13 +60,3 @@ def one_sentence_batch(dataset, index, split, device=None):
     return batch
 
 
-def add_parse_head_args(p):
-    """The options of the commands that read a model's parse heads (induce-parses, plot heads)."""
-    p.add_argument("--decode", choices=["mst", "argmax"], default="mst",
-                   help="how a word tree is decoded from a parse head: mst (default): the best single-rooted tree "
-                   "under the head's word-level scores (Chu-Liu-Edmonds); argmax: each word's most attended head "
-                   "(may not form a tree)")
-    p.add_argument("--decoder-rows", choices=["predicting", "input"], default=None,
-                   help="override the checkpoint's --dbsa-decoder-rows (default: as trained; checkpoints from "
-                   "before that option existed were trained with 'input' rows)")
-    p.add_argument("--cpu", action="store_true", help="run on CPU even if a GPU is available")
