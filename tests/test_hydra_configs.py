@@ -22,9 +22,9 @@ PAPER_PRESETS = {
 
 
 def _presets():
-    from fairseq_syntax.cli.hydra_configs import presets
+    from fairseq_syntax.models.presets import PRESETS, architectures
 
-    return presets()
+    return [(arch, PRESETS[name].model) for arch, name, _ in architectures()]
 
 
 def test_every_preset_has_a_config_with_the_papers_criterion():
@@ -64,10 +64,11 @@ def test_every_preset_has_a_config_with_the_papers_criterion():
 
 
 def test_configs_are_what_the_generator_writes():
-    from fairseq_syntax.cli.hydra_configs import check
+    """One source of truth: the configs are the preset table's models with their recipes' training settings."""
+    from fairseq_syntax.hydra_configs import check
 
     problems = check(CONFIG_DIR)
-    assert not problems, "run `python -m fairseq_syntax.cli.hydra_configs`:\n" + "\n".join(problems)
+    assert not problems, "run `python -m fairseq_syntax.hydra_configs`:\n" + "\n".join(problems)
 
 
 def test_config_builds_the_model_fairseq_train_builds():
@@ -196,11 +197,11 @@ def test_no_console_script_prints_the_tensorboardX_hint():
     in an interpreter without tensorboardX. The data tools run here one by one (they start without fairseq);
     the model tools all import fairseq's tasks in this same interpreter, so fairseq-syntax-train --help (which
     imports the plugin and every fairseq task, 5-10 s on this CPU) stands for them."""
-    from fairseq_syntax import _DATA_TOOLS
-
+    data_tools = {f"fairseq-syntax-{t}" for t in ("parse", "align", "binarize", "prepare", "synth", "multitask",
+                                                   "evaluate", "detokenize")}
     names = _console_scripts()
     assert "fairseq-syntax-train" in names and len(names) >= 10
-    cmds = [[os.path.join(BIN, n), "--help"] for n in names if n in _DATA_TOOLS]
+    cmds = [[os.path.join(BIN, n), "--help"] for n in names if n in data_tools]
     assert len(cmds) >= 5
     cmds.append([os.path.join(BIN, "fairseq-syntax-train"), "--user-dir", USER_DIR, "--help"])
     procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

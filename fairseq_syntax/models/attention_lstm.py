@@ -24,10 +24,11 @@ encoder states of Eq. 13) has T(T+1)/2 cells, its cost grows as T^3 (split
 candidates, O(d) each) plus T^2 (one DU per cell); see the README's
 benchmark.
 
-Presets (``--arch``): ``lstm_luong`` (the baseline), ``cky_lstm`` (d = 256
-as in the paper) and ``*_tiny`` (d = 32) for tests.
+Presets (``--arch``, :mod:`fairseq_syntax.models.presets`): ``lstm_luong``
+(the baseline), ``cky_lstm`` (d = 256 as in the paper) and ``*_tiny`` (d = 32)
+for tests.
 """
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import torch
 from fairseq import utils
@@ -36,7 +37,6 @@ from fairseq.models import (
     FairseqEncoder,
     FairseqEncoderDecoderModel,
     register_model,
-    register_model_architecture,
 )
 from fairseq.models.lstm import LSTM, Embedding, LSTMDecoder
 from fairseq.modules import FairseqDropout
@@ -214,20 +214,3 @@ class AttentionLSTMModel(FairseqEncoderDecoderModel):
                                "--cky-norm none, or before the option existed): load it with --model-overrides "
                                "\"{'cky_norm': 'none'}\"")
         return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
-
-
-_DEFAULTS = {f.name: f.default for f in fields(AttentionLSTMConfig) if not f.name.startswith("_")}
-
-
-def _preset(name: str, **values):
-    def arch(args):
-        for key, value in {**_DEFAULTS, **values}.items():
-            setattr(args, key, getattr(args, key, value))
-
-    register_model_architecture("attention_lstm", name)(arch)
-
-
-_preset("lstm_luong")
-_preset("cky_lstm", cky=True)
-_preset("lstm_luong_tiny", embed_dim=32)
-_preset("cky_lstm_tiny", embed_dim=32, cky=True)
