@@ -27,6 +27,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck disable=SC1091
 source "$ROOT/examples/setup_env.sh"
+# shellcheck disable=SC1091
+source "$ROOT/examples/recipes/pipeline.sh"
 cd "$ROOT"
 
 DIR="${DEMO_DIR:-$ROOT/work/demo}"
@@ -52,19 +54,14 @@ python preprocess/prepare.py -s src -t tgt \
   --destdir "$DIR/data-bin" --bpe-merges 2000 --no-progress 2>&1 | quiet
 test -f "$DIR/data-bin/train.src-tgt.src.heads.idx"
 
-SIZE=(--encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 128 --decoder-embed-dim 128
-      --encoder-ffn-embed-dim 256 --decoder-ffn-embed-dim 256 --encoder-attention-heads 4 --decoder-attention-heads 4)
-
 train() {  # $1 = name, $2 = criterion, remaining = model options: starts it in the background
   local name=$1 criterion=$2; shift 2
-  fairseq-train "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
+  pipeline_train "$DIR/train.$name.log" "$DIR/data-bin" "$DIR/checkpoints/$name" \
     "$@" --share-all-embeddings --dropout 0.1 \
     --optimizer adam --adam-betas '(0.9, 0.98)' --lr 2e-3 --lr-scheduler inverse_sqrt --warmup-updates 100 \
     --criterion "$criterion" --label-smoothing 0.1 \
-    --max-tokens 4096 --max-update "$UPDATES" --seed "$SEED" --cpu \
-    --save-dir "$DIR/checkpoints/$name" --no-epoch-checkpoints \
-    --log-format simple --log-interval 25 --validate-interval-updates 1000000 --disable-validation \
-    > "$DIR/train.$name.log" 2>&1 &
+    --max-tokens 4096 --max-update "$UPDATES" --seed "$SEED" --cpu --no-epoch-checkpoints \
+    --log-format simple --log-interval 25 --validate-interval-updates 1000000 --disable-validation &
   PIDS+=($!)
 }
 
@@ -81,9 +78,9 @@ MODELS=(transformer dep_rel dbsa)
 PIDS=()
 echo "== 3/5 train ${MODELS[*]} side by side ($UPDATES updates each, seed $SEED, one thread each;" \
      "logs: $DIR/train.*.log)"
-train transformer label_smoothed_cross_entropy --arch transformer "${SIZE[@]}"
-train dep_rel label_smoothed_cross_entropy --arch transformer_dep_rel "${SIZE[@]}"
-train dbsa label_smoothed_cross_entropy_with_dependency --arch transformer_dbsa "${SIZE[@]}" \
+train transformer label_smoothed_cross_entropy --arch transformer "${SMALL_TRANSFORMER[@]}"
+train dep_rel label_smoothed_cross_entropy --arch transformer_dep_rel "${SMALL_TRANSFORMER[@]}"
+train dbsa label_smoothed_cross_entropy_with_dependency --arch transformer_dbsa "${SMALL_TRANSFORMER[@]}" \
   --dbsa-encoder-layer 2 --dbsa-decoder-layer 2
 last=""
 while kill -0 "${PIDS[@]}" 2>/dev/null; do
@@ -101,13 +98,9 @@ for i in "${!MODELS[@]}"; do
   grep -h "done training" "$DIR/train.${MODELS[$i]}.log" | sed "s/.*| /   ${MODELS[$i]}: /"
 done
 
-generate() {  # $1 = name: translate the test set (beam 4) into $DIR/hyp.$1.txt
-  local name=$1
-  fairseq-generate "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
-    --path "$DIR/checkpoints/$name/checkpoint_last.pt" --beam 4 --batch-size 128 --remove-bpe --cpu \
-    > "$DIR/gen.$name.out" 2> "$DIR/gen.$name.log" || { tail -5 "$DIR/gen.$name.log" >&2; return 1; }
-  grep '^H-' "$DIR/gen.$name.out" | sort -t- -k2,2n | cut -f3 > "$DIR/hyp.$name.txt"
-  grep '^T-' "$DIR/gen.$name.out" | sort -t- -k2,2n | cut -f2 > "$DIR/ref.$name.txt"
+generate() {  # $1 = name: translate the test set (beam 4) into $DIR/gen/$1/hyp.tok
+  pipeline_generate "$DIR/gen/$1" "$DIR/data-bin" "$DIR/checkpoints/$1/checkpoint_last.pt" --beam 4 --batch-size 128 \
+    --cpu
 }
 
 echo "== 4/5 fairseq-generate (beam 4), 500 test sentences, $UPDATES updates each, seed $SEED"
@@ -116,13 +109,13 @@ for name in "${MODELS[@]}"; do
   generate "$name" &
   PIDS+=($!)
 done
-python -m fairseq_syntax.cli.induce_parses "$DIR/data-bin" --path "$DIR/checkpoints/dbsa/checkpoint_last.pt" \
-  --split test --output-prefix "$DIR/induced/test" --cpu > "$DIR/induce.log" 2>&1 &
+pipeline_induce "$DIR/induced/test" "$DIR/data-bin" "$DIR/checkpoints/dbsa/checkpoint_last.pt" --cpu \
+  > "$DIR/induce.log" &
 PIDS+=($!)
 for pid in "${PIDS[@]}"; do
   wait "$pid"
 done
-bleu() { sacrebleu "$DIR/ref.$1.txt" -i "$DIR/hyp.$1.txt" -m bleu -b -w 2; }
+bleu() { pipeline_bleu "$DIR/gen/$1/ref.tok" "$DIR/gen/$1/hyp.tok"; }
 base=$(bleu transformer)
 printf '%-62s sacreBLEU %6.2f\n' "transformer" "$base"
 for name in dep_rel dbsa; do

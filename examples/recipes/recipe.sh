@@ -53,6 +53,8 @@
 # The scripts source this file first, then config.sh, then run `recipe STEP "$@"`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck disable=SC1091
+source "$ROOT/examples/recipes/pipeline.sh"
 declare -A SYNTAX PREPARE LANG_FILTER MULTITASK DATA TRAIN BATCH TASK DECODE BASELINE ALSO_AGAINST
 TRAIN_FIRST=0
 TEST_SETS=""
@@ -310,11 +312,11 @@ recipe_train() {
       [ "${opts[$i]}" = --eval-bleu-args ] && opts[i+1]="${opts[i+1]%\}}, \"max_len_a\": 1.2, \"max_len_b\": 4}"
     done
   fi
-  cmd=(fairseq-syntax-train "$bin" --user-dir "$ROOT/fairseq_syntax" --task "${TASK[$m]:-syntax_translation}"
-       --source-lang "$SRC" --target-lang "$TGT" "${opts[@]}" "${batch[@]}" --save-dir "$WORK/checkpoints/$m"
+  cmd=(--task "${TASK[$m]:-syntax_translation}" --source-lang "$SRC" --target-lang "$TGT" "${opts[@]}" "${batch[@]}"
        --log-format simple --log-interval 100 "${sample[@]}" "${extra[@]}" "$@")
-  log "$(printf '%q ' "${cmd[@]}")"
-  [ "${DRY_RUN:-0}" = 1 ] || "${cmd[@]}"
+  log "$(printf '%q ' fairseq-syntax-train "$bin" --user-dir "$ROOT/fairseq_syntax" --save-dir "$WORK/checkpoints/$m" \
+         "${cmd[@]}")"
+  [ "${DRY_RUN:-0}" = 1 ] || pipeline_train - "$bin" "$WORK/checkpoints/$m" "${cmd[@]}"
 }
 
 # ---------------------------------------------------------------- evaluation
@@ -328,11 +330,9 @@ recipe_evaluate() {
   [ "$SAMPLE" = 1 ] && cpu=(--cpu --max-len-a 1.2 --max-len-b 4)
   mkdir -p "$out"
   local -a decode; words decode "${DECODE[$m]:---beam 4 --lenpen 0.6}"
-  fairseq-generate "$DATA_WORK/$v/data-bin" --user-dir "$ROOT/fairseq_syntax" --task "${TASK[$m]:-syntax_translation}" \
-    --source-lang "$SRC" --target-lang "$TGT" --path "$ck" "${decode[@]}" --remove-bpe --batch-size 64 \
-    --required-batch-size-multiple 1 "${cpu[@]}" "$@" > "$out/generate.out" 2> "$out/generate.log" \
-    || { tail -5 "$out/generate.log" >&2; die "fairseq-generate failed (log: $out/generate.log)"; }
-  grep '^H-' "$out/generate.out" | sort -t- -k2,2n | cut -f3 > "$out/hyp.tok"
+  pipeline_generate "$out" "$DATA_WORK/$v/data-bin" "$ck" --task "${TASK[$m]:-syntax_translation}" \
+    --source-lang "$SRC" --target-lang "$TGT" "${decode[@]}" --batch-size 64 --required-batch-size-multiple 1 \
+    "${cpu[@]}" "$@" || die "translating the test set failed"
   local ref_tok="$DATA_WORK/$v/work/test.tok.$TGT" src_tok="$DATA_WORK/$v/work/test.tok.$SRC"
   if [ "${MULTITASK[$v]:-0}" = 1 ]; then  # the length buckets count the source's words, not C&H's task tags
     sed -E 's/^<translate> //; s/ <translate>$//' "$src_tok" > "$out/src.tok"; src_tok="$out/src.tok"
@@ -387,10 +387,9 @@ parse_head_uas() {  # $1 = model, $2 = checkpoint, $3 = eval folder: a model wit
   # data's parses (the parser's or gold), in $3/uas.txt, and the trees in $3/induced.{src,tgt}.conllu
   [[ "${TRAIN[$1]}" =~ --arch\ transformer_(dbsa|dbsa_enc|dbsa_dec|sisa|syncattn)\  ]] || return 0
   local cpu=(); [ "$SAMPLE" = 1 ] && cpu=(--cpu)
-  fairseq-syntax-induce-parses "$DATA_WORK/${DATA[$1]}/data-bin" --user-dir "$ROOT/fairseq_syntax" --path "$2" \
-    --split test --output-prefix "$3/induced" "${cpu[@]}" > "$3/uas.txt" 2> "$3/uas.log" \
-    || { tail -5 "$3/uas.log" >&2; die "fairseq-syntax-induce-parses failed (log: $3/uas.log)"; }
-  grep '^UAS' "$3/uas.txt" >&2 || true
+  pipeline_induce "$3/induced" "$DATA_WORK/${DATA[$1]}/data-bin" "$2" "${cpu[@]}" > "$3/uas.txt" \
+    || die "inducing the parse heads' trees failed"
+  cat "$3/uas.txt" >&2
 }
 
 score_test_set() {  # $1 = folder, $2 = hypotheses (tokenised), $3 = source (tokenised), $4 = reference

@@ -20,6 +20,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck disable=SC1091
 source "$ROOT/examples/setup_env.sh"
+# shellcheck disable=SC1091
+source "$ROOT/examples/recipes/pipeline.sh"
 cd "$ROOT"
 DIR="${FIDELITY_DIR:-$ROOT/work/fidelity}"
 UPDATES="${UPDATES:-2000}"
@@ -34,8 +36,6 @@ if [ ! -f "$DIR/data-bin/train.src-tgt.tgt.heads.idx" ]; then
   python preprocess/prepare.py -s src -t tgt --trainpref "$DIR/raw/train" --validpref "$DIR/raw/valid" \
     --testpref "$DIR/raw/test" --destdir "$DIR/data-bin" --bpe-merges 2000 --no-progress > "$DIR/prepare.log" 2>&1
 fi
-SIZE=(--encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 128 --decoder-embed-dim 128
-      --encoder-ffn-embed-dim 256 --decoder-ffn-embed-dim 256 --encoder-attention-heads 4 --decoder-attention-heads 4)
 DEP=(--criterion label_smoothed_cross_entropy_with_dependency)
 
 model_args() {
@@ -76,24 +76,19 @@ run_model() {
         >> "$DIR/multitask.log" 2>&1
     fi
   fi
-  local size=("${SIZE[@]}" --share-all-embeddings)
+  local size=("${SMALL_TRANSFORMER[@]}" --share-all-embeddings)
   if [[ "$m" == *lstm* ]]; then size=(); fi  # the LSTM models take their size from model_args
   # shellcheck disable=SC2046
-  fairseq-train "$data" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
+  pipeline_train "$DIR/train.$m.log" "$data" "$DIR/checkpoints/$m" \
     $(model_args "$m") "${size[@]}" --dropout 0.1 --label-smoothing 0.1 \
     --optimizer adam --adam-betas '(0.9, 0.98)' --lr 2e-3 --lr-scheduler inverse_sqrt --warmup-updates 200 \
     --max-tokens 4096 --max-update "$UPDATES" --seed "$SEED" --cpu --num-workers 0 \
-    --save-dir "$DIR/checkpoints/$m" --no-epoch-checkpoints --disable-validation \
-    --log-format simple --log-interval 100 > "$DIR/train.$m.log" 2>&1
-  fairseq-generate "$data" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
-    --path "$DIR/checkpoints/$m/checkpoint_last.pt" --beam 4 --batch-size 128 --remove-bpe --cpu \
-    > "$DIR/gen.$m.out" 2> "$DIR/gen.$m.log"
-  grep '^H-' "$DIR/gen.$m.out" | sort -t- -k2,2n | cut -f3 > "$DIR/hyp.$m.txt"
-  grep '^T-' "$DIR/gen.$m.out" | sort -t- -k2,2n | cut -f2 > "$DIR/ref.txt.$m"
-  sacrebleu "$DIR/ref.txt.$m" -i "$DIR/hyp.$m.txt" -m bleu -b -w 2 > "$DIR/bleu.$m"
+    --no-epoch-checkpoints --disable-validation --log-format simple --log-interval 100
+  pipeline_generate "$DIR/gen/$m" "$data" "$DIR/checkpoints/$m/checkpoint_last.pt" --beam 4 --batch-size 128 --cpu
+  pipeline_bleu "$DIR/gen/$m/ref.tok" "$DIR/gen/$m/hyp.tok" > "$DIR/bleu.$m"
   if [[ "$m" == dbsa* || "$m" == sisa || "$m" == syncattn ]]; then  # models with parse heads
-    python -m fairseq_syntax.cli.induce_parses "$DIR/data-bin" --path "$DIR/checkpoints/$m/checkpoint_last.pt" \
-      --split test --output-prefix "$DIR/induced/$m" --cpu 2>/dev/null | grep '^UAS' > "$DIR/uas.$m" || true
+    pipeline_induce "$DIR/induced/$m" "$DIR/data-bin" "$DIR/checkpoints/$m/checkpoint_last.pt" --cpu \
+      > "$DIR/uas.$m" || true
   fi
 }
 

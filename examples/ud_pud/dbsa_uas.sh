@@ -8,6 +8,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck disable=SC1091
 source "$ROOT/examples/setup_env.sh"
+# shellcheck disable=SC1091
+source "$ROOT/examples/recipes/pipeline.sh"
 cd "$ROOT"
 DIR="${PUD_DIR:-$ROOT/work/ud_pud}"
 SHARED="${SHARED:-$ROOT/../shared}"
@@ -28,14 +30,10 @@ PY
 rm -rf "$DIR/data-bin"
 python preprocess/prepare.py -s en -t de --trainpref "$DIR/raw/train" --validpref "$DIR/raw/valid" \
   --testpref "$DIR/raw/test" --destdir "$DIR/data-bin" --bpe-merges 4000 --no-progress > "$DIR/prepare.log" 2>&1
-fairseq-train "$DIR/data-bin" --user-dir "$ROOT/fairseq_syntax" --task syntax_translation \
-  --arch transformer_dbsa --encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 128 --decoder-embed-dim 128 \
-  --encoder-ffn-embed-dim 256 --decoder-ffn-embed-dim 256 --encoder-attention-heads 4 --decoder-attention-heads 4 \
-  --dbsa-encoder-layer 2 --dbsa-decoder-layer 2 --share-all-embeddings --dropout 0.1 \
-  --criterion label_smoothed_cross_entropy_with_dependency --label-smoothing 0.1 \
+pipeline_train "$DIR/train.log" "$DIR/data-bin" "$DIR/checkpoints/dbsa" \
+  --arch transformer_dbsa "${SMALL_TRANSFORMER[@]}" --dbsa-encoder-layer 2 --dbsa-decoder-layer 2 \
+  --share-all-embeddings --dropout 0.1 --criterion label_smoothed_cross_entropy_with_dependency --label-smoothing 0.1 \
   --optimizer adam --adam-betas '(0.9, 0.98)' --lr 2e-3 --lr-scheduler inverse_sqrt --warmup-updates 100 \
   --max-tokens 2048 --max-update "$UPDATES" --seed 1 --cpu --num-workers 0 --disable-validation \
-  --save-dir "$DIR/checkpoints/dbsa" --no-epoch-checkpoints --log-format simple --log-interval 100 \
-  > "$DIR/train.log" 2>&1
-python -m fairseq_syntax.cli.induce_parses "$DIR/data-bin" --path "$DIR/checkpoints/dbsa/checkpoint_last.pt" \
-  --split test --output-prefix "$DIR/induced/test" --cpu 2>/dev/null | grep '^UAS'
+  --no-epoch-checkpoints --log-format simple --log-interval 100
+pipeline_induce "$DIR/induced/test" "$DIR/data-bin" "$DIR/checkpoints/dbsa/checkpoint_last.pt" --cpu

@@ -38,6 +38,10 @@ def launcher_options(argv: List[str], env: Dict[str, str], cuda: bool) -> List[s
 def cli_main():
     import torch
 
+    # this module's import made fairseq_syntax a loaded module, so fairseq's --user-dir handling will not import
+    # the plugin's tasks/ and models/ itself: register them here
+    import fairseq_syntax.plugin  # noqa: F401
+
     sys.argv += launcher_options(sys.argv[1:], dict(os.environ), torch.cuda.is_available())
     from fairseq_cli.train import cli_main as fairseq_train
 

@@ -1,0 +1,56 @@
+# The one pipeline every example script runs: train -> translate -> extract the hypotheses -> score -> induce
+# the parse heads' trees. Sourced by examples/recipes/recipe.sh (every dataset recipe), examples/demo/run.sh,
+# examples/synthetic/fidelity.sh and examples/ud_pud/dbsa_uas.sh; ROOT must be the repository root.
+#
+#   pipeline_train LOG DATA SAVE_DIR [fairseq-train options...]    fairseq-syntax-train with the plugin, the
+#                                                                  syntax_translation task unless --task is given;
+#                                                                  its output to LOG (- : to stdout)
+#   pipeline_generate OUT DATA CHECKPOINT [fairseq-generate options...]
+#                                                                  translate the test split: OUT/generate.{out,log},
+#                                                                  OUT/hyp.tok and OUT/ref.tok in sentence order
+#   pipeline_bleu REF HYP                                          sacreBLEU (13a) of HYP against REF, 2 decimals
+#   pipeline_induce OUT_PREFIX DATA CHECKPOINT [--split S]         the parse heads' trees (PREFIX.LANG.conllu) and
+#                                                                  their UAS lines, printed
+#
+# SMALL_TRANSFORMER: the size of the small CPU runs (demo, fidelity, UD PUD UAS): 3+3 layers, d 128, FFN 256,
+# 4 heads. The recipes' CPU table (examples/recipes/cpu_models.sh) is 3+3, d 128, FFN 512.
+SMALL_TRANSFORMER=(--encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 128 --decoder-embed-dim 128
+                   --encoder-ffn-embed-dim 256 --decoder-ffn-embed-dim 256 --encoder-attention-heads 4
+                   --decoder-attention-heads 4)
+
+pipeline_train() {
+  local log=$1 data=$2 save=$3 task=(--task syntax_translation); shift 3
+  [[ " $* " == *" --task "* ]] && task=()
+  if [ "$log" = - ]; then
+    fairseq-syntax-train "$data" --user-dir "$ROOT/fairseq_syntax" "${task[@]}" --save-dir "$save" "$@"
+    return
+  fi
+  fairseq-syntax-train "$data" --user-dir "$ROOT/fairseq_syntax" "${task[@]}" --save-dir "$save" "$@" > "$log" 2>&1 \
+    || { tail -20 "$log" >&2; echo "fairseq-train failed (log: $log)" >&2; return 1; }
+}
+
+pipeline_generate() {
+  local out=$1 data=$2 ckpt=$3 task=(--task syntax_translation); shift 3
+  [[ " $* " == *" --task "* ]] && task=()
+  mkdir -p "$out"
+  fairseq-generate "$data" --user-dir "$ROOT/fairseq_syntax" "${task[@]}" --path "$ckpt" --remove-bpe "$@" \
+    > "$out/generate.out" 2> "$out/generate.log" \
+    || { tail -5 "$out/generate.log" >&2; echo "fairseq-generate failed (log: $out/generate.log)" >&2; return 1; }
+  grep '^H-' "$out/generate.out" | sort -t- -k2,2n | cut -f3 > "$out/hyp.tok"
+  grep '^T-' "$out/generate.out" | sort -t- -k2,2n | cut -f2 > "$out/ref.tok"
+  [ "$(wc -l < "$out/hyp.tok")" = "$(wc -l < "$out/ref.tok")" ] \
+    || { echo "$out/generate.out: $(wc -l < "$out/hyp.tok") hypotheses for $(wc -l < "$out/ref.tok") references" >&2
+         return 1; }
+}
+
+pipeline_bleu() { sacrebleu "$1" -i "$2" -m bleu -b -w 2; }
+
+pipeline_induce() {
+  local prefix=$1 data=$2 ckpt=$3; shift 3
+  mkdir -p "$(dirname "$prefix")"
+  fairseq-syntax-induce-parses "$data" --user-dir "$ROOT/fairseq_syntax" --path "$ckpt" --split test \
+    --output-prefix "$prefix" "$@" > "$prefix.uas.txt" 2> "$prefix.uas.log" \
+    || { tail -5 "$prefix.uas.log" >&2; echo "fairseq-syntax-induce-parses failed (log: $prefix.uas.log)" >&2
+         return 1; }
+  grep '^UAS' "$prefix.uas.txt" || true
+}
