@@ -7,6 +7,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+import fairseq_syntax.plugin  # noqa: E402,F401  (the tests drive fairseq with the plugin in this process)
+
 #: real treebanks and models shared beside the checkout (absent on other machines)
 SHARED = os.environ.get("FAIRSEQ_SYNTAX_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 
@@ -36,6 +38,10 @@ SLOW_FIRST = ("test_recipes.py::test_recipe_runs_offline_on_its_sample[aspec-ja-
               "test_recipes.py::test_recipe_reads_local_data", "test_recipes.py::test_recipe_runs_offline",
               "test_parsers.py::test_ginza", "test_multi30k_recipe.py::test_multi30k_recipe_on_real_slice",
               "test_cky_e2e.py", "test_real_data.py")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a recipe run or multi-process training (leave out with -m 'not slow')")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -15,57 +15,129 @@ TINY_TRANSFORMER = [
 ]
 
 
-FORKSERVER_DIR = os.path.join(ROOT, "tests", "forkserver")
-_forkserver = {}
-
-
-def forkserver_socket():
-    """The socket of this test process's fork server (tests/forkserver), started on first use; None when
-    FAIRSEQ_SYNTAX_TEST_FORKSERVER=0. Commands run through it skip the ~5 s torch + fairseq import."""
-    if os.environ.get("FAIRSEQ_SYNTAX_TEST_FORKSERVER", "1") == "0":
-        return None
-    if "socket" not in _forkserver:
-        import atexit
-        import tempfile
-
-        d = tempfile.mkdtemp(prefix="fsx-forkserver-")
-        path = os.path.join(d, "socket")
-        log = open(os.path.join(d, "server.log"), "w")
-        proc = subprocess.Popen([sys.executable, os.path.join(FORKSERVER_DIR, "server.py"), path, USER_DIR],
-                                env=env(forkserver=False), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-
-        def stop():
-            import shutil
-
-            proc.kill()
-            proc.wait()
-            log.close()
-            shutil.rmtree(d, ignore_errors=True)
-
-        atexit.register(stop)
-        _forkserver["socket"] = path
-    return _forkserver["socket"]
-
-
-def env(forkserver=True):
-    """The environment of the commands tests run. With forkserver (the default), Python processes that
-    run a fairseq program are handed to the fork server (tests/forkserver/sitecustomize.py); every other
-    process runs as usual."""
+def env():
+    """The environment of the commands tests start as processes: one thread, no warnings."""
     e = dict(os.environ)
     e.setdefault("OMP_NUM_THREADS", "1")
     e["PYTHONWARNINGS"] = "ignore"
-    e["PYTHONPATH"] = os.pathsep.join(p for p in (FORKSERVER_DIR, e.get("PYTHONPATH")) if p)
-    e.pop("FAIRSEQ_SYNTAX_FORKSERVER", None)
-    socket = forkserver_socket() if forkserver else None
-    if socket:
-        e["FAIRSEQ_SYNTAX_FORKSERVER"] = socket
     return e
 
 
-def run(cmd, check=True, input=None, cwd=None, forkserver=True):
-    """Run a command; on failure show its output in the assertion. forkserver=False: every process it
-    starts is a fresh interpreter (for tests of start-up and exit behaviour)."""
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env(forkserver), input=input, cwd=cwd or ROOT)
+class Result:
+    """What a command did: returncode, stdout, stderr (as subprocess.CompletedProcess)."""
+
+    def __init__(self, args, returncode, stdout, stderr):
+        self.args, self.returncode, self.stdout, self.stderr = args, returncode, stdout, stderr
+
+
+def _entry_point(cmd):
+    """The in-process entry point of a command line that runs a fairseq or plugin program: ``(function, argv)``
+    with function reading sys.argv[1:] (fairseq's cli_main) or taking argv; else None."""
+    import importlib
+
+    if not cmd:
+        return None
+    head, rest = cmd[0], list(cmd[1:])
+    if head == sys.executable and rest[:1] == ["-m"] and len(rest) > 1:
+        module, rest = rest[1], rest[2:]
+    elif head == sys.executable and rest and rest[0].endswith(".py") and \
+            os.path.dirname(os.path.abspath(rest[0])) == os.path.join(ROOT, "preprocess"):
+        module, rest = f"fairseq_syntax.cli.{os.path.basename(rest[0])[:-3]}", rest[1:]
+    elif os.path.dirname(head) == BIN and os.path.basename(head).startswith("fairseq-"):
+        module = CONSOLE_SCRIPTS.get(os.path.basename(head))
+        if module is None:
+            return None
+    else:
+        return None
+    if not module.startswith(("fairseq_cli.", "fairseq_syntax.cli.")):
+        return None
+    return importlib.import_module(module).cli_main, [os.path.basename(head) if head != sys.executable else module,
+                                                      *rest]
+
+
+#: console script -> module with its cli_main (fairseq's and the plugin's, as setup.py installs them)
+CONSOLE_SCRIPTS = {
+    "fairseq-train": "fairseq_cli.train", "fairseq-generate": "fairseq_cli.generate",
+    "fairseq-interactive": "fairseq_cli.interactive", "fairseq-preprocess": "fairseq_cli.preprocess",
+    "fairseq-validate": "fairseq_cli.validate", "fairseq-score": "fairseq_cli.score",
+    **{f"fairseq-syntax-{name.replace('_', '-')}": f"fairseq_syntax.cli.{name}" for name in (
+        "parse", "align", "binarize", "prepare", "synth", "multitask", "options", "induce_parses", "evaluate",
+        "detokenize", "cky_attention", "plot", "train")},
+}
+
+
+def _in_process(function, argv, input, cwd):
+    """Run a console entry point here, as its own process would (argv, stdin, cwd), capturing its output: file
+    descriptors 1 and 2 (C-level output), sys.stdout / sys.stderr and the logging handlers that write to them;
+    returns (returncode, stdout, stderr)."""
+    import io
+    import logging
+    import tempfile
+    import traceback
+
+    saved = sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd()
+    handlers = [h for name in (None, "fairseq", "fairseq_cli", "fairseq_syntax")
+                for h in logging.getLogger(name).handlers
+                if type(h) is logging.StreamHandler]
+    streams = [(h, h.stream) for h in handlers]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        saved_fds = os.dup(1), os.dup(2)
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        # Python-level writes through descriptors that share the files' offsets with 1 and 2
+        new_out = open(os.dup(out.fileno()), "w", encoding="utf-8", buffering=1)
+        new_err = open(os.dup(err.fileno()), "w", encoding="utf-8", buffering=1)
+        for h, stream in streams:
+            h.setStream(new_out if stream is saved[2] else new_err)
+        code = 0
+        try:
+            sys.argv, sys.stdin, sys.stdout, sys.stderr = list(argv), io.StringIO(input or ""), new_out, new_err
+            os.chdir(cwd)
+            function()
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if not isinstance(e.code, int) and e.code is not None:
+                print(e.code, file=sys.stderr)
+        except BaseException:  # a traceback, as the process would print it
+            code = 1
+            traceback.print_exc(file=sys.stderr)
+        finally:
+            new_out.flush()
+            new_err.flush()
+            sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
+            for h, stream in streams:
+                h.setStream(stream)
+            for name in (None, "fairseq", "fairseq_cli", "fairseq_syntax"):  # handlers the command added
+                for h in logging.getLogger(name).handlers:
+                    if type(h) is logging.StreamHandler and h.stream in (new_out, new_err):
+                        h.setStream(saved[2] if h.stream is new_out else saved[3])
+            os.dup2(saved_fds[0], 1)
+            os.dup2(saved_fds[1], 2)
+            for fd in saved_fds:
+                os.close(fd)
+            new_out.close()
+            new_err.close()
+            os.chdir(saved[4])
+        out.seek(0)
+        err.seek(0)
+        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+
+
+def run(cmd, check=True, input=None, cwd=None, process=False):
+    """Run a command; on failure show its output in the assertion.
+
+    A command line that runs a fairseq or plugin program (``fairseq-*`` console scripts, ``python -m
+    fairseq_cli.X`` / ``fairseq_syntax.cli.X``, ``python preprocess/X.py``) runs in this process through its
+    entry point, as fairseq's own tests call its CLIs' main; ``process=True``, and every other command (shell
+    scripts, the recipes), start a real process."""
+    entry = None if process else _entry_point(cmd)
+    if entry is not None:
+        code, out, err = _in_process(*entry, input, cwd or ROOT)
+        p = Result(cmd, code, out, err)
+    else:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env(), input=input, cwd=cwd or ROOT)
     if check and p.returncode != 0:
         raise AssertionError(f"command failed ({p.returncode}): {' '.join(cmd)}\n--- stdout\n{p.stdout[-4000:]}\n"
                              f"--- stderr\n{p.stderr[-6000:]}")

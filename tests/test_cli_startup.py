@@ -1,5 +1,7 @@
-"""The data and scoring tools start without importing fairseq (fairseq_syntax/__init__.py); every other
-program importing the package gets the models, tasks and criterions registered."""
+"""Start-up: the data and scoring tools import neither torch nor fairseq (the package registers nothing on
+import; docs/design.md, "What imports what"), and fairseq's own programs with --user-dir, the plugin's
+fairseq wrapper and ``import fairseq_syntax.plugin`` register everything. Fresh interpreters: what a user
+starts."""
 import os
 import subprocess
 import sys
@@ -7,29 +9,42 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROBE = ("import sys; sys.argv = [{prog!r}]; import fairseq_syntax; "
-         "print('fairseq' in sys.modules, 'torch' in sys.modules); "
-         "from fairseq.models import ARCH_MODEL_REGISTRY; print('transformer_dbsa' in ARCH_MODEL_REGISTRY)")
+BIN = os.path.dirname(sys.executable)
+DATA_TOOLS = ["parse", "align", "binarize", "prepare", "synth", "multitask", "evaluate", "detokenize"]
+LOADED = "import sys; print('torch' in sys.modules, 'fairseq' in sys.modules)"
 
 
-def probe(prog):
-    out = subprocess.run([sys.executable, "-c", PROBE.format(prog=prog)], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout.split("\n")
-    return out[0], out[1]
+def fresh(code, *argv):
+    return subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, capture_output=True, text=True,
+                          check=True, env=dict(os.environ, PYTHONWARNINGS="ignore")).stdout.split()
 
 
-@pytest.mark.parametrize("prog", ["/venv/bin/fairseq-syntax-evaluate", "fairseq-syntax-parse",
-                                  os.path.join(ROOT, "preprocess", "prepare.py")])
-def test_data_tools_do_not_import_fairseq(prog):
-    loaded, registered = probe(prog)
-    assert loaded == "False False" and registered == "False"
+def test_data_tools_import_neither_torch_nor_fairseq():
+    modules = [f"fairseq_syntax.cli.{t}" for t in DATA_TOOLS] + [
+        "fairseq_syntax.preparation.prepare", "fairseq_syntax.evaluation.scores", "fairseq_syntax.parsing.base",
+        "fairseq_syntax.data.chunked", "fairseq_syntax.data.binarize"]
+    out = fresh("import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)\n" + LOADED, *modules)
+    assert out == ["False", "False"]
+    assert fresh("import fairseq_syntax\n" + LOADED) == ["False", "False"]
 
 
-@pytest.mark.parametrize("prog", ["/venv/bin/fairseq-train", "fairseq-syntax-induce-parses", "-c",
-                                  os.path.join(ROOT, "examples", "prepare.py")])
-def test_other_programs_register_everything(prog):
-    loaded, registered = probe(prog)
-    assert loaded == "True True" and registered == "True"
+def test_plugin_import_registers_everything():
+    out = fresh("import fairseq_syntax.plugin\nfrom fairseq.models import ARCH_MODEL_REGISTRY as M\n"
+                "from fairseq.tasks import TASK_REGISTRY as T\nfrom fairseq.criterions import CRITERION_REGISTRY as C\n"
+                "print('transformer_dbsa' in M, 'cky_lstm' in M, 'syntax_translation' in T, "
+                "'label_smoothed_cross_entropy_with_sync' in C)")
+    assert out == ["True"] * 4
+
+
+@pytest.mark.parametrize("program", ["fairseq-train", "fairseq-syntax-train"])
+def test_fairseq_with_user_dir_registers_the_plugin(program):
+    """With --user-dir, fairseq knows the plugin's task, architecture and their options: a bad value of the
+    task's --parent-strategy is refused by name, not --task (for fairseq-syntax-train, whose own import
+    loads the package first, fairseq would otherwise skip the plugin's subpackages)."""
+    p = subprocess.run([os.path.join(BIN, program), "DATA", "--user-dir", os.path.join(ROOT, "fairseq_syntax"),
+                        "--task", "syntax_translation", "--arch", "transformer_dep_rel", "--parent-strategy", "x"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    assert p.returncode == 2 and "argument --parent-strategy: invalid choice: 'x'" in p.stderr, p.stderr[-2000:]
 
 
 PARSERS = {"parse": "get_parser", "align": "get_parser", "binarize": "get_parser", "prepare": "get_parser",
@@ -50,7 +65,7 @@ def all_actions(parser):
 
 @pytest.mark.parametrize("module", sorted(PARSERS))
 def test_every_option_of_every_tool_has_help(module):
-    """--help explains every option (reviewed: issue 17); the usage line names the program that runs."""
+    """--help explains every option; the usage line names the program that runs."""
     import importlib
 
     parser = getattr(importlib.import_module(f"fairseq_syntax.cli.{module}"), PARSERS[module])()

@@ -1,4 +1,4 @@
-"""Collater coordinates: left-padded sources, EOS, target / decoder-input coordinates (DESIGN.md)."""
+"""Collater coordinates: left-padded sources, EOS, target / decoder-input coordinates (docs/design.md, "Index conventions")."""
 import numpy as np
 import pytest
 import torch

@@ -2,7 +2,7 @@
 
 ``_ref_*`` below is a verbatim copy of the per-sentence implementation that
 ``fairseq_syntax/data/syntax_dataset.py`` and ``parent_strategies.py`` had
-before collation was vectorised per batch (issue 15, part 7): every sentence's
+before collation was vectorised per batch: every sentence's
 parents / depths / words / labels computed in ``__getitem__`` with numpy calls
 per sentence, then padded row by row. The property tests compare the current
 collater with it on many random batches: random trees (non-projective,

@@ -1,4 +1,4 @@
-"""Which target token each decoder parse row (D) and cross-attention row (C) stands for (issue 16, item 4).
+"""Which target token each decoder parse row (D) and cross-attention row (C) stands for.
 
 The authors' DBSA code (de9uch1/dbsa) supervises decoder row i, the state that *predicts* target token i
 (its input is token i - 1), with the state that predicts the parent: target coordinates. fairseq's

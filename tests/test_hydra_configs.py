@@ -167,7 +167,8 @@ def test_tensorboard_logs_every_loss_term(data_bin, tmp_path):
              "--arch", "transformer_syncattn_tiny", "--criterion", "label_smoothed_cross_entropy_with_sync",
              "--label-smoothing", "0.1", "--optimizer", "adam", "--lr", "1e-3", "--max-tokens", "1000",
              "--max-update", "3", "--cpu", "--no-save", "--log-format", "simple", "--log-interval", "1",
-             "--num-workers", "0", "--seed", "3", "--tensorboard-logdir", str(tb)])
+             "--num-workers", "0", "--seed", "3", "--tensorboard-logdir", str(tb)],
+            process=True)  # a real process: fairseq closes (flushes) its TensorBoard writers at exit
     inner = _train_inner(p.stdout + p.stderr)
     assert sorted(inner) == [1, 2, 3]
     terms = ("loss", "nll_loss", "dep_enc_loss", "dep_dec_loss", "sync_loss")
@@ -205,7 +206,7 @@ def test_no_console_script_prints_the_tensorboardX_hint():
     assert len(cmds) >= 5
     cmds.append([os.path.join(BIN, "fairseq-syntax-train"), "--user-dir", USER_DIR, "--help"])
     procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env=env(forkserver=False))  # fresh interpreters: what a user starts
+                              env=env())  # fresh interpreters: what a user starts
              for c in cmds]
     for cmd, proc in zip(cmds, procs):
         out, _ = proc.communicate(timeout=300)

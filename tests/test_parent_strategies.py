@@ -1,4 +1,4 @@
-"""Subword parent strategies and depths on hand-made trees (DESIGN.md)."""
+"""Subword parent strategies and depths on hand-made trees (docs/design.md, "Index conventions")."""
 import numpy as np
 import pytest
 

@@ -22,6 +22,7 @@ class Slow:
 
 
 def test_running_consumer_is_stopped_after_its_current_batch():
+    stop_prefetch_threads()  # those of trainings run in this process before (the suite calls CLIs in-process)
     it = BufferedIterator(2, Slow(1000, 0.02))
     assert next(it) == 0  # the consumer thread is running and will keep building batches
     consumer = it._consumer

@@ -1,4 +1,4 @@
-"""Preprocessing at scale (issue 15): parallel, sharded, resumable chunked steps (fairseq_syntax.data.chunked).
+"""Preprocessing at scale: parallel, sharded, resumable chunked steps (fairseq_syntax.data.chunked).
 
 Parse (CLI, conllu lookup and UDPipe backends), language filter and BPE application: --workers 2 writes the
 same bytes as --workers 1; --shard pieces assembled equal the unsharded output with nothing redone; a run

@@ -2,7 +2,7 @@
 
 ``fairseq_syntax/data/token_collation.py`` re-does fairseq's
 ``LanguagePairDataset.__getitem__`` and ``collate`` with numpy calls per batch
-(issue 15, part 7). These tests build memory-mapped token data with fairseq's
+These tests build memory-mapped token data with fairseq's
 own builder and compare the two on random batches in every configuration the
 fast path accepts (padding sides, input feeding, no target, pad-to-multiple,
 pad-to-length, length ties, both on-disk dtypes), check that the fast path is

@@ -1,4 +1,4 @@
-"""The parse losses under fairseq's memory and precision options (issue 16, items 1-3).
+"""The parse losses under fairseq's memory and precision options.
 
 * ``--checkpoint-activations``: the parse-head output must reach the criterion with its graph (it is a
   layer output, not a module attribute written under the checkpoint's ``no_grad``): the same gradients

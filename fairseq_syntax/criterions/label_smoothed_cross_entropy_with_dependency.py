@@ -5,7 +5,7 @@ e_dec, with e_tokens label-smoothed cross-entropy and e_enc / e_dec the
 cross-entropy of the encoder / decoder parse heads against gold parents
 (:func:`~fairseq_syntax.criterions.dependency_loss.parse_head_nll`).
 
-Normalisation (DESIGN.md, "Losses"; ``--dependency-normalization``). fairseq
+Normalisation (docs/design.md, "Losses"; ``--dependency-normalization``). fairseq
 divides the returned loss by the sample size (target tokens, summed over
 workers), so a term added as ``lambda * nll_sum * sample_size / N`` weighs
 ``lambda * nll_sum / N`` per target token:

@@ -2,7 +2,7 @@
 
 CoNLL-U (https://universaldependencies.org/format.html) describes each
 sentence by *syntactic words* (integer IDs 1..n, HEAD 1-based, 0 = root).
-Two kinds of extra line are real and must be handled (DESIGN.md, "Data
+Two kinds of extra line are real and must be handled (docs/design.md, "Index
 conventions"):
 
 * multiword-token ranges such as ``26-27  am`` whose surface token covers the

@@ -7,7 +7,7 @@ contiguous subword spans in order. Output positions are 0-based subword
 positions within the sentence (no padding, no EOS); the collater shifts them
 into model coordinates.
 
-Strategies (DESIGN.md):
+Strategies (docs/design.md, "Index conventions"):
 
 ``chain``  Deguchi et al. (2019), Sec. 3.3 and Fig. 4: a non-final subword's
            parent is the next subword ("Fing@@ -> er@@ -> print"); a word's

@@ -1,6 +1,6 @@
 """Align a word-level dependency tree to the BPE tokens fairseq binarizes.
 
-For every subword token we store (DESIGN.md, "Subword level"):
+For every subword token we store (docs/design.md, "Index conventions"):
 
 * ``word``: the 1-based index of the tree node (word) the subword belongs to;
 * ``head``: the 1-based index of that node's head node (0 = root);

@@ -5,7 +5,7 @@ tokens, batching, sorting and padding) and adds per-token syntax fields to
 each batch under ``sample["syntax"]`` (and, for the fields a model consumes
 at inference, also under ``sample["net_input"]``).
 
-Coordinates (DESIGN.md, "Inside fairseq"):
+Coordinates (docs/design.md, "Index conventions", inside fairseq):
 
 * **source** fields align with ``net_input["src_tokens"]``: the sentence's n
   BPE tokens followed by EOS, left-padded by default. Every parent index is

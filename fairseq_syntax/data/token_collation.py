@@ -1,6 +1,6 @@
 """fairseq's token batches (``LanguagePairDataset``), read and collated with a few numpy calls per batch.
 
-Issue 15, part 7: collation must keep up with a GPU. fairseq 0.12 reads each
+Collation must keep up with a GPU. fairseq 0.12 reads each
 sentence through ``MMapIndexedDataset.__getitem__`` (two lru_caches and a
 tensor per side) and ``language_pair_dataset.collate`` pads every sentence
 with its own tensor copy (``data_utils.collate_tokens``, three times per

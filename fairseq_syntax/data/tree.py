@@ -1,6 +1,6 @@
 """Dependency-tree utilities: validity, depths, and the surface-token tree.
 
-Conventions (DESIGN.md): heads are 1-based word IDs with 0 = root; depth is
+Conventions (docs/design.md, "Index conventions"): heads are 1-based word IDs with 0 = root; depth is
 the number of arcs from a word to the root (root depth 0), as used by the
 dependency-relative positions of Omote et al. (2019), Sec. 3.
 """

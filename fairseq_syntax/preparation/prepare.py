@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import sys
 import time
 
@@ -446,6 +445,26 @@ def _check_destdir(args, work):
         os.remove(d)
 
 
+def fairseq_preprocess(argv):
+    """fairseq-preprocess with these arguments, in this process (its workers are fairseq's own): dictionaries
+    and token datasets. Its log also goes to DESTDIR/preprocess.log, as fairseq-preprocess writes it."""
+    import logging as _logging
+
+    from fairseq import options
+    from fairseq_cli import preprocess
+
+    args = options.get_preprocessing_parser().parse_args(argv)
+    logger.info("fairseq-preprocess %s", " ".join(argv))
+    before = list(preprocess.logger.handlers)
+    try:
+        preprocess.main(args)
+    finally:  # fairseq adds a file handler per run: do not keep it (nor its open file) after this one
+        for handler in preprocess.logger.handlers[:]:
+            if handler not in before and isinstance(handler, _logging.FileHandler):
+                preprocess.logger.removeHandler(handler)
+                handler.close()
+
+
 def prepare(args):
     """Run the whole preparation (see the module docstring) for ``args``, the options of
     ``fairseq-syntax-prepare`` (its parsed command line: :func:`fairseq_syntax.cli.prepare.get_parser`).
@@ -501,15 +520,14 @@ def prepare(args):
 
     bpe_paths = learn_and_apply_bpe(args, texts, work, progress=not args.no_progress)
 
-    cmd = [sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", src, "--target-lang", tgt,
-           "--destdir", args.destdir, "--workers", str(args.workers), "--dataset-impl", "mmap"]
+    cmd = ["--source-lang", src, "--target-lang", tgt, "--destdir", args.destdir, "--workers", str(args.workers),
+           "--dataset-impl", "mmap"]
     for split, _ in splits:
         cmd += [f"--{split}pref", os.path.join(work, f"{split}.bpe")]
     if not args.separate_bpe:
         cmd.append("--joined-dictionary")
     cmd += args.preprocess_args.split()
-    logger.info("running %s", " ".join(cmd))
-    subprocess.run(cmd, check=True)
+    fairseq_preprocess(cmd)
 
     for split, _ in splits:
         for lang, side in ((src, "source"), (tgt, "target")):
