@@ -82,6 +82,7 @@ def test_launcher_options():
 
 @pytest.mark.parametrize("arch", ["transformer_dbsa_tiny", "transformer_syncattn_tiny", "transformer_dep_rel_tiny",
                                   "transformer_pascal_tiny", "transformer_sh_tiny", "cky_lstm_tiny"])
+@pytest.mark.slow
 def test_two_gloo_processes_match_one(arch, data_bin, tmp_path):
     one, two = str(tmp_path / "one"), str(tmp_path / "two")
     single = run([tool("fairseq-train"), *train_args(data_bin, arch, one), "--update-freq", "2"])

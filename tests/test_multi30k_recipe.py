@@ -86,6 +86,7 @@ def test_multi30k_settings(tmp_path):
     assert "--arch cky_lstm" in base["cky_lstm"]
 
 
+@pytest.mark.slow
 def test_multi30k_recipe_on_real_slice_with_udpipe(tmp_path):
     """prepare (the real files' first lines, UDPipe on both sides) -> train 2 updates -> evaluate on test2016
     and test2017 separately, for the baseline and SyncAttn (parse heads on both sides + sync loss)."""
