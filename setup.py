@@ -50,6 +50,7 @@ setup(
             "fairseq-syntax-induce-parses=fairseq_syntax.cli.induce_parses:cli_main",
             "fairseq-syntax-evaluate=fairseq_syntax.cli.evaluate:cli_main",
             "fairseq-syntax-detokenize=fairseq_syntax.cli.detokenize:cli_main",
+            "fairseq-syntax-pack=fairseq_syntax.cli.pack:cli_main",
             "fairseq-syntax-cky-attention=fairseq_syntax.cli.cky_attention:cli_main",
             "fairseq-syntax-plot=fairseq_syntax.cli.plot:cli_main",
             "fairseq-syntax-train=fairseq_syntax.cli.train:cli_main",

@@ -146,6 +146,26 @@ parser_args() {  # $1 = language: fairseq-syntax-parse options
   echo "--backend $backend --lang $lang${model:+ --model $model}${STANZA_DIR:+ --model-dir $STANZA_DIR}"
 }
 
+record_args() {  # $1 = language, $2 = source | target, $3 = the variant's syntax sides: prepare.py's options that
+  # record how this recipe made the language's tokens (DATA-BIN/preparation.json: decoding raw text repeats it)
+  local lang=$1 side=$2 tokenizer normalize=none parse=""
+  tokenizer=$(tokenizer_of "$lang")
+  case $tokenizer in
+    moses) normalize=moses; if [[ ",$3," == *",$side,"* ]]; then tokenizer=parser; fi ;;
+    given|kytea) parse=pretokenized ;;
+  esac
+  local a="--tokenizer-$side $tokenizer --normalize-$side $normalize"
+  if [[ ",$3," == *",$side,"* ]]; then
+    local p; p=$(parser_args "$lang")  # --backend B --lang L [--model M] [--model-dir D]
+    local backend model=""
+    backend=$(echo "$p" | sed -E 's/.*--backend ([^ ]+).*/\1/')
+    [[ "$p" == *"--model "* ]] && model=$(echo "$p" | sed -E 's/.*--model ([^ ]+).*/\1/')
+    a="$a --parser-$side $backend${model:+ --parser-model-$side $model}"
+    [ -n "$parse" ] && a="$a --pretokenized-side $side"
+  fi
+  echo "$a"
+}
+
 moses() {  # $1 = language; stdin -> stdout: Moses punctuation normalisation (+ tokenisation with $2 = tok)
   if [ "${2:-}" = tok ]; then sacremoses -l "$1" -j 1 normalize | sacremoses -l "$1" -j 1 tokenize -a
   else sacremoses -l "$1" -j 1 normalize; fi
@@ -219,7 +239,7 @@ stage_variant() {  # $1 = variant: WORK/$1/text, the inputs of prepare.py (or of
 }
 
 recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (default: every one)
-  local v m split lang dir syntax args selected=""
+  local v m k split lang dir syntax args selected=""
   if [ -n "${DATA_FROM:-}" ]; then  # the other direction's preparation builds the shared data-bin
     for m in "$@"; do model_of "$m"; done
     log "data shared with $DATA_FROM: $DATA_WORK"
@@ -255,9 +275,16 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
       if [ "$SAMPLE" = 1 ]; then log "sample: no --lang-filter (the sample's words are synthetic)"
       else args+=(--lang-filter "${LANG_FILTER[$v]}"); fi
     fi
+    local record=() pretok=()
+    words record "$(record_args "$SRC" source "$syntax") $(record_args "$TGT" target "$syntax")"
+    for k in "${!record[@]}"; do  # --pretokenized-side SIDE: prepare's --pretokenized takes a comma list
+      if [ "${record[$k]}" = --pretokenized-side ]; then pretok+=("${record[$((k + 1))]}"); unset "record[$k]" "record[$((k + 1))]"; fi
+    done
+    [ ${#pretok[@]} -eq 0 ] || record+=(--pretokenized "$(IFS=,; echo "${pretok[*]}")")
+    [ -z "${STANZA_DIR:-}" ] || record+=(--stanza-dir "$STANZA_DIR")
     python "$ROOT/preprocess/prepare.py" -s "$SRC" -t "$TGT" --trainpref "$dir/train" --validpref "$dir/valid" \
       --testpref "$dir/test" --destdir "$WORK/$v/data-bin" --workdir "$WORK/$v/work" --syntax "$syntax" \
-      "${args[@]}" --overwrite --no-progress 2>&1 | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }
+      "${args[@]}" "${record[@]}" --overwrite --no-progress 2>&1 | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }
     touch "$WORK/$v/data-bin/.prepared"  # a killed run leaves none: prepare.py runs again, reusing its finished chunks
   done
   log "data-bins: $(for v in $VARIANTS; do printf '%s ' "$WORK/$v/data-bin"; done)"

@@ -51,6 +51,16 @@ def get_parser():
                    help="the raw text is whitespace-tokenised: the parser keeps its tokens. Alone: both sides; "
                    "'source' or 'target': that side only (e.g. KyTea-free Japanese that the parser tokenises, "
                    "beside tokenised English)")
+    for side in ("source", "target"):
+        p.add_argument(f"--normalize-{side}", choices=["none", "moses"], default="none",
+                       help=f"normalise the {side} side's raw text with sacremoses' punctuation normaliser before "
+                       "parsing or tokenising (moses), or not (none, default). For a side given as CoNLL-U, say how "
+                       "its text was normalised before it was parsed: the data-bin records it for decoding raw text")
+        p.add_argument(f"--tokenizer-{side}", choices=["auto", "parser", "given", "moses", "kytea"], default="auto",
+                       help=f"how the {side} side's tokens were made, recorded in DESTDIR/preparation.json for "
+                       "decoding raw text: auto (default): the parser's tokens for a parsed side, else the given "
+                       "whitespace tokens; moses / kytea: the text given here was tokenised by sacremoses (aggressive "
+                       "hyphens) / KyTea")
     p.add_argument("--units", choices=["surface", "words"], default="surface",
                    help="text to translate: surface tokens (default; 'zum' stays one token) or syntactic words "
                    "('zu dem')")

@@ -197,6 +197,13 @@ class AttentionLSTMModel(FairseqEncoderDecoderModel):
     """LSTM ANMT with Luong dot attention or CKY-based convolutional attention (see module docstring)."""
 
     @classmethod
+    def from_pretrained(cls, model_name_or_path, checkpoint_file="model.pt", data_name_or_path=".", **kwargs):
+        """A hub interface that translates raw text (:mod:`fairseq_syntax.inference.hub`)."""
+        from fairseq_syntax.inference.hub import from_pretrained
+
+        return from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, **kwargs)
+
+    @classmethod
     def build_model(cls, cfg, task):
         if cfg.decoder_layers > cfg.encoder_layers:
             raise ValueError(f"--decoder-layers {cfg.decoder_layers} > --encoder-layers {cfg.encoder_layers}: each "

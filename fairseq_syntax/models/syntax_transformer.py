@@ -556,6 +556,13 @@ class SyntaxTransformerModel(TransformerModel):
             model.encoder.label_embedding = emb
         return model
 
+    @classmethod
+    def from_pretrained(cls, model_name_or_path, checkpoint_file="model.pt", data_name_or_path=".", **kwargs):
+        """A hub interface that translates raw text, the parse inside (:mod:`fairseq_syntax.inference.hub`)."""
+        from fairseq_syntax.inference.hub import from_pretrained
+
+        return from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, **kwargs)
+
     def syntax_needs(self) -> SyntaxNeeds:
         """What the syntax_translation task must collate for this model."""
         enc = self.encoder

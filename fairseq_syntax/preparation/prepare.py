@@ -245,6 +245,19 @@ def sides_to_parse(args, prefixes, syntax_sides):
     return out
 
 
+def normalized_text(raw, out, lang):
+    """``raw`` with sacremoses' punctuation normaliser applied to every line (the recipes' ``moses``
+    normalisation), written to ``out``."""
+    from sacremoses import MosesPunctNormalizer
+
+    norm = MosesPunctNormalizer(lang)
+    with open(raw, encoding="utf-8-sig") as fin, open(out + ".tmp", "w", encoding="utf-8") as fout:
+        for line in fin:
+            fout.write(norm.normalize(line.rstrip("\r\n")) + "\n")
+    os.replace(out + ".tmp", out)
+    return out
+
+
 def tokenised_text(args, pref, split, lang, side, syntax_sides, work, parsers=None):
     """Return (path of the whitespace-tokenised text, path of its CoNLL-U or None)."""
     conllu = f"{pref}.{lang}.conllu"
@@ -254,6 +267,8 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work, parsers=No
             conllu = _first(conllu, args.train_first, os.path.join(work, f"train.first.{lang}.conllu"))
         if os.path.exists(raw):
             raw = _first(raw, args.train_first, os.path.join(work, f"train.first.{lang}"))
+    if getattr(args, f"normalize_{side}") == "moses" and os.path.exists(raw) and not os.path.exists(conllu):
+        raw = normalized_text(raw, os.path.join(work, f"{split}.normalized.{lang}"), lang)
     if side in syntax_sides:
         if not os.path.exists(conllu):
             if not os.path.exists(raw):
@@ -334,10 +349,11 @@ def apply_bpe_file(code_path, in_path, out_path, workers=1, chunk_size=BPE_CHUNK
 
 
 def learn_and_apply_bpe(args, texts, work, progress=True):
-    """Learn subword-nmt BPE on train; apply to all splits. Returns BPE'd paths."""
+    """Learn subword-nmt BPE on train; apply to all splits. Returns the BPE'd paths and each language's codes
+    file ({} without BPE)."""
     if not args.bpe_merges:  # words are the units
         return {(split, lang): shutil.copyfile(path, os.path.join(work, f"{split}.bpe.{lang}"))
-                for (split, lang), path in texts.items()}
+                for (split, lang), path in texts.items()}, {}
     src, tgt = args.source_lang, args.target_lang
     groups = [(src, tgt)] if not args.separate_bpe else [(src,), (tgt,)]
     codes = {}
@@ -352,7 +368,7 @@ def learn_and_apply_bpe(args, texts, work, progress=True):
         code_path, bpe = codes[lang]
         apply_bpe_file(code_path, path, out, workers=args.workers, progress=progress, bpe=bpe)
         out_paths[(split, lang)] = out
-    return out_paths
+    return out_paths, {lang: code_path for lang, (code_path, _) in codes.items()}
 
 
 def _shard_token_lines(source, units, chunk_size):
@@ -465,6 +481,37 @@ def fairseq_preprocess(argv):
                 handler.close()
 
 
+def language_record(args, lang, side, syntax_sides):
+    """How this preparation made a language's tokens (:mod:`fairseq_syntax.preparation.record`)."""
+    from fairseq_syntax.preparation.record import LanguageRecord
+
+    pretokenized = side in _sides(args.pretokenized or "none", "--pretokenized")
+    tokenizer = getattr(args, f"tokenizer_{side}")
+    if tokenizer == "auto":
+        tokenizer = "parser" if side in syntax_sides and not pretokenized else "given"
+    parser = None
+    if side in syntax_sides:
+        backend, options, _ = side_parser_spec(args, lang, side)
+        parser = {"backend": backend, "options": options}
+    norm = getattr(args, f"normalize_{side}")
+    return LanguageRecord(tokenizer=tokenizer, normalize=None if norm == "none" else norm,
+                          lowercase=bool(args.lowercase), units=args.units, parser=parser)
+
+
+def write_record(args, syntax_sides, codes):
+    """DESTDIR/preparation.json, and the BPE codes beside it (what decoding raw text needs)."""
+    from fairseq_syntax.preparation.record import PreparationRecord
+
+    languages = {lang: language_record(args, lang, side, syntax_sides)
+                 for lang, side in ((args.source_lang, "source"), (args.target_lang, "target"))}
+    bpe = {}
+    for lang, path in codes.items():
+        name = "bpe.codes" if not args.separate_bpe else f"bpe.codes.{lang}"
+        shutil.copyfile(path, os.path.join(args.destdir, name))
+        bpe[lang] = name
+    return PreparationRecord(languages=languages, bpe=bpe or None).save(args.destdir)
+
+
 def prepare(args):
     """Run the whole preparation (see the module docstring) for ``args``, the options of
     ``fairseq-syntax-prepare`` (its parsed command line: :func:`fairseq_syntax.cli.prepare.get_parser`).
@@ -518,7 +565,7 @@ def prepare(args):
         for (split, lang), path in texts.items():
             _lowercase(path)
 
-    bpe_paths = learn_and_apply_bpe(args, texts, work, progress=not args.no_progress)
+    bpe_paths, codes = learn_and_apply_bpe(args, texts, work, progress=not args.no_progress)
 
     cmd = ["--source-lang", src, "--target-lang", tgt, "--destdir", args.destdir, "--workers", str(args.workers),
            "--dataset-impl", "mmap"]
@@ -537,6 +584,7 @@ def prepare(args):
                                lang, args.units, text_prefix=os.path.join(work, f"{split}.{lang}"),
                                progress=not args.no_progress,
                                total=None if args.no_progress else _count_lines(bpe_paths[(split, lang)]))
+    write_record(args, syntax_sides, codes)
     logger.info("prepared %s in %.1fs", args.destdir, time.perf_counter() - t_start)
     print(f"data-bin ready: {args.destdir}")
 

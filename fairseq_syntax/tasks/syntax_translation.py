@@ -54,6 +54,9 @@ from fairseq_syntax.data.syntax_request import (
     resolve_request,
 )
 from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.inference.source import EncodedSources, RawSourceEncoder
+from fairseq_syntax.inference.target import RecordedText
+from fairseq_syntax.preparation.record import RECORD_FILE, PreparationRecord, parser_options
 
 logger = logging.getLogger(__name__)
 
@@ -76,12 +79,15 @@ class SyntaxTranslationConfig(TranslationConfig):
     )
     source_syntax: str = field(default="auto", metadata={"help": "source side: " + _FIELDS_HELP})
     target_syntax: str = field(default="auto", metadata={"help": "target side: " + _FIELDS_HELP})
-    inference_parser: ChoiceEnum(("stanza", "spacy", "udpipe", "conllu")) = field(
-        default="stanza",
+    inference_parser: ChoiceEnum(("auto", "stanza", "spacy", "udpipe", "conllu")) = field(
+        default="auto",
         metadata={
-            "help": "fairseq-interactive: parser for input sentences when the model needs the source parse "
-            "(PASCAL, S&H labels, dependency relative positions): stanza (default), spacy (e.g. GiNZA), udpipe, "
-            "or conllu (look each sentence up in the CoNLL-U file --inference-parser-model)"
+            "help": "parser for sentences decoded without syntax data when the model needs the source parse "
+            "(PASCAL, S&H labels, dependency relative positions): auto (default): raw text is encoded as the "
+            "data-bin's preparation.json says (its normalisation, parser and BPE: fairseq-interactive needs no "
+            "--bpe), and token input is parsed by that record's parser (stanza without a record); or stanza, "
+            "spacy (e.g. GiNZA), udpipe, conllu (look each sentence up in the CoNLL-U file "
+            "--inference-parser-model) for token input"
         },
     )
     inference_parser_lang: Optional[str] = field(
@@ -124,6 +130,10 @@ class SyntaxTranslationTask(TranslationTask):
         }
         self._strategy = str(cfg.parent_strategy) if str(cfg.parent_strategy) != "auto" else None
         self._inference_parser = None
+        self._raw_encoder = None
+        self.raw_text_input = False  # build_bpe: fairseq-interactive encodes raw lines with the record
+        self._lines_read = 0  # fairseq-interactive: lines encoded so far (errors count the whole input)
+        self._interactive_sources = {}  # fairseq-interactive: the current buffer's lines by their token ids
         self.model_needs: List[SyntaxNeeds] = []  # of the models built on this task, in order
         self.syntax_request: SyntaxRequest = self._resolve_request()
 
@@ -136,6 +146,61 @@ class SyntaxTranslationTask(TranslationTask):
             p = syntax_io.label_dict_path(data0, lang)
             dicts.append(Dictionary.load(p) if os.path.exists(p) else None)
         return cls(cfg, task.src_dict, task.tgt_dict, *dicts)
+
+    # --- raw text: the data-bin's preparation record ------------------------------
+    @property
+    def data_dir(self) -> str:
+        return utils.split_paths(self.cfg.data)[0]
+
+    @property
+    def record(self) -> Optional[PreparationRecord]:
+        """How the data-bin was made (DATA-BIN/preparation.json), or None for a data-bin made without one."""
+        if not hasattr(self, "_record"):
+            self._record = PreparationRecord.load(self.data_dir)
+        return self._record
+
+    def encode_raw(self, lines, first_line: int = 1) -> EncodedSources:
+        """Raw source lines as the model reads them (the record's normalisation, parser, tokens and BPE; the
+        aligned tree when the model takes the source parse), see :mod:`fairseq_syntax.inference.source`."""
+        if self.record is None:
+            raise SyntaxDataError(os.path.join(self.data_dir, RECORD_FILE), "missing: this data-bin was prepared "
+                                  "without a preparation record; prepare it again, or give tokenised, BPE'd input")
+        if self._raw_encoder is None:
+            self._raw_encoder = RawSourceEncoder(self.record, self.data_dir, self.cfg.source_lang, self.src_dict,
+                                                 self.src_label_dict)
+        return self._raw_encoder.encode(lines, first_line, bool(self.syntax_request.required("source")))
+
+    def build_bpe(self, args):
+        """fairseq-interactive / fairseq-generate / the hub ask for the BPE: none given (``--bpe``) and a
+        preparation record present: the record's text processing (raw source lines encoded by
+        :meth:`encode_raw`, output detokenised as the training text was written)."""
+        if (args is None or getattr(args, "_name", None) is None) and self.record is not None:
+            self.raw_text_input = True
+            return RecordedText(self.record, self.data_dir, self.cfg.target_lang)
+        return super().build_bpe(args)
+
+    def get_interactive_tokens_and_lengths(self, lines, encode_fn):
+        """fairseq-interactive's lines: encoded from the raw text with the parse of the user's words (the record's
+        pipeline) when no --bpe / --tokenizer is given; line numbers in errors count the whole input."""
+        if not self.raw_text_input:
+            return super().get_interactive_tokens_and_lengths(lines, encode_fn)
+        encoded = self.encode_raw(lines, first_line=self._lines_read + 1)
+        self._lines_read += len(lines)
+        # fairseq-interactive hands inference_step the batch's tokens alone (its own Batch drops every other
+        # field): the parse of each line is found again there by the line's token ids
+        self._interactive_sources = {}
+        for src in encoded.sources:
+            self._interactive_sources.setdefault(tuple(src.ids.tolist()), src)
+        return encoded, [t.numel() for t in encoded]
+
+    def build_dataset_for_inference(self, src_tokens, src_lengths, constraints=None):
+        """fairseq's inference dataset; for lines encoded from raw text (:meth:`encode_raw`), with the source
+        syntax fields the model takes built from their aligned trees."""
+        base = super().build_dataset_for_inference(src_tokens, src_lengths, constraints=constraints)
+        if not isinstance(src_tokens, EncodedSources) or not self.syntax_request.required("source"):
+            return base
+        side = self._side_of(src_tokens.sources)
+        return SyntaxLanguagePairDataset(base, self.syntax_request, side, None)
 
     # --- what the model needs -------------------------------------------------
     def build_model(self, cfg, from_checkpoint=False):
@@ -183,14 +248,22 @@ class SyntaxTranslationTask(TranslationTask):
         self.datasets[split] = SyntaxLanguagePairDataset(base, self.syntax_request, src_syn, tgt_syn)
 
     def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None):
-        """Decoding; source syntax inputs missing from the batch are parsed on the fly.
+        """Decoding; source syntax inputs missing from the batch are parsed on the fly, and an empty source
+        (EOS alone: an empty input line) gets an empty translation.
 
-        ``fairseq-interactive`` (and fairseq's hub interface) build batches of
-        src_tokens and src_lengths only; a model that takes the source parse
-        as an input gets it here, from ``--inference-parser``.
+        Batches built from token ids only (fairseq's hub ``generate`` on token tensors, ``fairseq-interactive``
+        with ``--bpe``) lack the source parse: a model that takes it gets it here, from ``--inference-parser``.
         """
         self.add_missing_source_inputs(sample)
-        return super().inference_step(generator, models, sample, prefix_tokens=prefix_tokens, constraints=constraints)
+        hypos = super().inference_step(generator, models, sample, prefix_tokens=prefix_tokens, constraints=constraints)
+        lengths = sample["net_input"]["src_lengths"].tolist()
+        eos = self.target_dictionary.eos()
+        for b, n in enumerate(lengths):
+            if n <= 1:
+                tokens = torch.tensor([eos], device=sample["net_input"]["src_tokens"].device)
+                hypos[b] = [{"tokens": tokens, "score": torch.tensor(0.0), "attention": None, "alignment": None,
+                             "positional_scores": torch.zeros(1)}]
+        return hypos
 
     def add_missing_source_inputs(self, sample) -> None:
         net = sample["net_input"]
@@ -199,11 +272,27 @@ class SyntaxTranslationTask(TranslationTask):
             return
         src = net["src_tokens"]
         rows = [utils.strip_pad(row, self.src_dict.pad()).cpu() for row in src]
-        side = self.parse_inputs(rows)
+        known = [self._interactive_sources.get(tuple(r.tolist())) for r in rows]
+        if all(k is not None for k in known):  # fairseq-interactive's raw lines: their parse, as encoded
+            side = self._side_of(known)
+        else:
+            side = self.parse_inputs(rows)
         fields = collate_rows(side, missing, self.syntax_request.strategy_of("source"), src.size(1),
                               self.cfg.left_pad_source, prefix="src_")
         for name, value in fields.items():
             net[name] = value.to(src.device)
+
+    def _side_of(self, sources) -> SideSyntax:
+        """The aligned syntax of encoded raw lines, as a side of a dataset (rows in the given order)."""
+        from fairseq.data import ListDataset
+
+        sizes = np.array([len(s.words) for s in sources])
+        words = ListDataset([torch.as_tensor(s.words) for s in sources], sizes)
+        heads = ListDataset([torch.as_tensor(s.heads) for s in sources], sizes)
+        labels = None
+        if self.src_label_dict is not None and all(s.labels is not None for s in sources):
+            labels = ListDataset([torch.as_tensor(s.labels) for s in sources], sizes)
+        return SideSyntax(words, heads, labels, self.src_label_dict, name="input")
 
     def parse_inputs(self, src_tokens) -> SideSyntax:
         """Parse token-id rows (BPE subwords + EOS) and align the trees to the subwords."""
@@ -214,9 +303,17 @@ class SyntaxTranslationTask(TranslationTask):
 
         if self._inference_parser is None:
             cfg = self.cfg
-            self._inference_parser = build_parser(cfg.inference_parser, **backend_options(
-                str(cfg.inference_parser), lang=cfg.inference_parser_lang or cfg.source_lang,
-                model=cfg.inference_parser_model, model_dir=cfg.inference_parser_model, pretokenized=True))
+            backend = str(cfg.inference_parser)
+            record = self.record.languages.get(cfg.source_lang) if self.record is not None else None
+            if backend == "auto" and record is not None and record.parser is not None:
+                backend = record.parser["backend"]
+                options = {**parser_options(record.parser, self.data_dir), "pretokenized": True}
+            else:
+                backend = "stanza" if backend == "auto" else backend
+                options = backend_options(backend, lang=cfg.inference_parser_lang or cfg.source_lang,
+                                          model=cfg.inference_parser_model, model_dir=cfg.inference_parser_model,
+                                          pretokenized=True)
+            self._inference_parser = build_parser(backend, **options)
         bpe_lines = [self.src_dict.string(t) for t in src_tokens]  # Dictionary.string leaves EOS out
         word_lines = [" ".join(split_subwords(line)[1]) for line in bpe_lines]
         sents = self._inference_parser.parse(word_lines)

@@ -1,0 +1,119 @@
+"""A model folder a user can hand on: everything ``from_pretrained`` needs to translate raw text elsewhere.
+
+:func:`pack_model` writes into one folder:
+
+* ``model.pt``: the checkpoint without its optimizer state (unless asked to keep it), its data path set to
+  the folder itself and the training machine's ``--user-dir`` path dropped;
+* the dictionaries (``dict.*.txt``, label dictionaries ``dict.*.labels.txt``);
+* ``preparation.json`` and the BPE codes it names (:mod:`fairseq_syntax.preparation.record`);
+* the parser model files the record names (UDPipe ``.udpipe`` files, a CoNLL-U lookup file), when they are
+  files no larger than ``max_parser_mb``, under ``parsers/``, the record pointing there; a spaCy package
+  (GiNZA) or a stanza model folder stays a name the other machine installs;
+* ``README.md``: what is inside, where each part came from, and the licence note of the parser models copied.
+
+Copying a parser model hands it on: only do so where its licence allows (``--no-parser-models`` leaves them
+out; the record then keeps their original paths, to be given again with ``from_pretrained(...,
+data_name_or_path=...)`` or by editing ``preparation.json``).
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+from typing import Dict, Optional
+
+from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.preparation.record import RECORD_FILE, PreparationRecord
+
+MODEL_FILES = ("model_path", "path")  # parser options that name a model file
+
+
+def _checkpoint_for_folder(checkpoint: str, data_dir: str, out: str, keep_optimizer: bool) -> Dict[str, object]:
+    import torch
+    from fairseq.data import data_utils
+
+    import fairseq_syntax.plugin  # noqa: F401  (the allow-list of the globals fairseq checkpoints pickle)
+
+    try:
+        state = torch.load(checkpoint, map_location="cpu")
+    except Exception as e:
+        raise SyntaxDataError(checkpoint, f"cannot load this checkpoint: {' '.join(str(e).split())[:300]}") from None
+    dropped = 0
+    if not keep_optimizer:
+        dropped = sum(1 for k in ("last_optimizer_state",) if state.pop(k, None) is not None)
+    cfg = state.get("cfg")
+    if cfg is not None:  # fairseq saves its config as plain containers
+        from omegaconf import OmegaConf
+
+        cfg = OmegaConf.to_container(cfg) if OmegaConf.is_config(cfg) else cfg
+        task = cfg["task"]
+        task["data"] = "."
+        cfg["common"]["user_dir"] = None
+        if not task.get("source_lang") or not task.get("target_lang"):  # inferred from the data-bin's files
+            task["source_lang"], task["target_lang"] = data_utils.infer_language_pair(data_dir)
+        state["cfg"] = cfg
+    torch.save(state, os.path.join(out, "model.pt"))
+    return {"optimizer_state_dropped": bool(dropped)}
+
+
+def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = True, max_parser_mb: float = 50.0,
+               keep_optimizer: bool = False, licence_note: Optional[str] = None) -> Dict[str, object]:
+    """Write the model folder ``out`` (see the module docstring); returns what went in."""
+    record = PreparationRecord.load(data_dir)
+    if record is None:
+        raise SyntaxDataError(os.path.join(data_dir, RECORD_FILE), "missing: this data-bin was prepared without a "
+                              "preparation record (prepare it again with this version of the plugin)")
+    if not os.path.isfile(checkpoint):
+        raise SyntaxDataError(checkpoint, "no such checkpoint file")
+    os.makedirs(out, exist_ok=True)
+    copied = []
+    for path in sorted(glob.glob(os.path.join(data_dir, "dict.*.txt"))):
+        shutil.copyfile(path, os.path.join(out, os.path.basename(path)))
+        copied.append(os.path.basename(path))
+    for name in sorted(set((record.bpe or {}).values())):
+        shutil.copyfile(record.bpe_codes(next(k for k, v in record.bpe.items() if v == name), data_dir),
+                        os.path.join(out, name))
+        copied.append(name)
+    parsers = []
+    for lang, spec in sorted(record.languages.items()):
+        if spec.parser is None:
+            continue
+        options = spec.parser.setdefault("options", {})
+        for key in MODEL_FILES:
+            path = options.get(key)
+            if not isinstance(path, str) or not path:
+                continue
+            src = path if os.path.isabs(path) else os.path.join(data_dir, path)
+            if not os.path.isfile(src):
+                continue
+            size_mb = os.path.getsize(src) / 2 ** 20
+            if parser_models and size_mb <= max_parser_mb:
+                os.makedirs(os.path.join(out, "parsers"), exist_ok=True)
+                rel = os.path.join("parsers", os.path.basename(src))
+                shutil.copyfile(src, os.path.join(out, rel))
+                options[key] = rel
+                parsers.append((lang, spec.parser["backend"], rel, f"{size_mb:.1f} MB", "copied"))
+            else:
+                options[key] = os.path.abspath(src)
+                parsers.append((lang, spec.parser["backend"], os.path.abspath(src), f"{size_mb:.1f} MB",
+                                "not copied" + ("" if parser_models else " (--no-parser-models)")))
+    record.save(out)
+    summary = _checkpoint_for_folder(checkpoint, data_dir, out, keep_optimizer)
+    lines = ["# A fairseq-syntax model folder", "",
+             "Made by `fairseq-syntax-pack` from", f"- checkpoint `{os.path.abspath(checkpoint)}`",
+             f"- data-bin `{os.path.abspath(data_dir)}`", "",
+             "Load it with", "```python", "from fairseq_syntax.inference.hub import from_pretrained",
+             "model = from_pretrained(\"THIS_FOLDER\")", "print(model.translate(\"A raw sentence.\"))", "```",
+             "or `fairseq-interactive THIS_FOLDER --user-dir fairseq_syntax --path THIS_FOLDER/model.pt`.", "",
+             "Files: model.pt, preparation.json, " + ", ".join(copied), "", "Parser models:"]
+    for lang, backend, where, size, what in parsers:
+        lines.append(f"- {lang}: {backend} `{where}` ({size}, {what})")
+    for lang, spec in sorted(record.languages.items()):
+        if spec.parser is not None and not any(p[0] == lang for p in parsers):
+            lines.append(f"- {lang}: {spec.parser['backend']} {spec.parser.get('options')} (install it where the "
+                         "folder is used)")
+    if licence_note:
+        lines += ["", "Licence of the parser models copied: " + licence_note]
+    with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return {"out": out, "files": ["model.pt", RECORD_FILE, *copied], "parsers": parsers, **summary}

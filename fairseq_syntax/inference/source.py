@@ -1,0 +1,170 @@
+"""Raw text in: a user's sentences made into the input the model was trained on, the parse inside.
+
+:class:`RawSourceEncoder` repeats what the data-bin's preparation did to a language
+(:mod:`fairseq_syntax.preparation.record`): sacremoses' normalisation, the recorded parser (one batched call
+for all sentences), the parse's surface tokens (or the text's own tokens, or sacremoses' tokens), lowercasing,
+the BPE codes, and the alignment of the user's tree to the subwords (:func:`~fairseq_syntax.data.subword_align.
+align_sentence`, as in preparation). The parse comes from the user's words, never from text rebuilt from token
+ids (where an unknown character would be ``<unk>`` and the BPE joins lost).
+
+The result is an :class:`EncodedSources`: the token tensors, as fairseq's ``build_dataset_for_inference``
+takes them, carrying the aligned syntax with them, so that the task builds the batch's syntax fields from it
+(no state kept between calls). An empty line is a defined input: no tokens but EOS, an empty translation.
+Errors name the input line (counted over the whole input) and what is wrong.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
+
+import numpy as np
+import torch
+
+from fairseq_syntax.data.subword_align import align_sentence
+from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.preparation.record import PreparationRecord, parser_options
+
+
+@dataclass
+class EncodedSource:
+    """One input line as the model reads it."""
+
+    line: int  # 1-based number of the line in the whole input
+    text: str  # the line as given
+    tokens: List[str]  # the text units before BPE (what the parse's forms are)
+    bpe: str  # the BPE'd text ("" for an empty line)
+    ids: torch.Tensor  # token ids + EOS
+    words: Optional[np.ndarray] = None  # per subword: 1-based word index, head word, label id (with syntax)
+    heads: Optional[np.ndarray] = None
+    labels: Optional[np.ndarray] = None
+    tree: Optional[object] = None  # the Sentence the parser gave
+
+    @property
+    def empty(self) -> bool:
+        return not self.tokens
+
+
+class EncodedSources(list):
+    """The token tensors of encoded lines (a list, as fairseq passes token lists around), with the lines
+    themselves in ``.sources``: the task's ``build_dataset_for_inference`` takes their aligned syntax from here."""
+
+    def __init__(self, sources: Sequence[EncodedSource]):
+        super().__init__(s.ids for s in sources)
+        self.sources = list(sources)
+
+
+class RawSourceEncoder:
+    """Encodes raw lines of language ``lang`` as the data-bin ``data_dir`` was prepared."""
+
+    def __init__(self, record: PreparationRecord, data_dir: str, lang: str, dictionary, label_dict=None):
+        self.data_dir, self.lang = data_dir, lang
+        self.spec = record.language(lang, data_dir)
+        self.dictionary, self.label_dict = dictionary, label_dict
+        codes = record.bpe_codes(lang, data_dir)
+        self.bpe = None
+        if codes is not None:
+            from subword_nmt.apply_bpe import BPE
+
+            with open(codes, encoding="utf-8") as f:
+                self.bpe = BPE(f)
+        self._parser = self._normalizer = self._tokenizer = None
+
+    # --- the steps ------------------------------------------------------------------------------
+    def parser(self):
+        """The recorded parser, loaded once (a wrong or missing model fails here, with one line)."""
+        if self._parser is None:
+            from fairseq_syntax.parsing.base import load_parser
+
+            backend = self.spec.parser["backend"]
+            options = parser_options(self.spec.parser, self.data_dir)
+            self._parser = load_parser(backend, options, f"the {backend} parser recorded for {self.lang} in "
+                                                         f"{self.data_dir}/preparation.json")
+        return self._parser
+
+    def normalize(self, line: str) -> str:
+        if self.spec.normalize != "moses":
+            return line
+        if self._normalizer is None:
+            from sacremoses import MosesPunctNormalizer
+
+            self._normalizer = MosesPunctNormalizer(self.lang)
+        return self._normalizer.normalize(line)
+
+    def _moses_tokens(self, line: str) -> List[str]:
+        if self._tokenizer is None:
+            from sacremoses import MosesTokenizer
+
+            self._tokenizer = MosesTokenizer(self.lang)
+        return self._tokenizer.tokenize(line, aggressive_dash_splits=True, escape=True)
+
+    def _parse(self, lines: List[str], numbers: List[int]):
+        """One tree per line, in one batched call; a failing batch is parsed line by line to name the line."""
+        parser = self.parser()
+        try:
+            trees = parser.parse(lines)
+            parser.check(lines, trees, numbers[0] if numbers else 1, "input")
+            return trees
+        except SyntaxDataError:
+            raise
+        except Exception:  # which line? parse them one by one
+            trees = []
+            for line, n in zip(lines, numbers):
+                try:
+                    [tree] = parser.parse([line])
+                except Exception as e:
+                    raise SyntaxDataError(f"input line {n}", f"the parser failed on this line: "
+                                          f"{' '.join(str(e).split())[:300]}") from None
+                trees.append(tree)
+            return trees
+
+    # --- the whole encoding ---------------------------------------------------------------------
+    def encode(self, lines: Sequence[str], first_line: int = 1, with_syntax: bool = True) -> EncodedSources:
+        """The lines (one sentence each, raw text) as the model reads them, with their aligned trees when
+        ``with_syntax`` (the model takes the source parse); ``first_line`` numbers the first line."""
+        spec = self.spec
+        with_syntax = with_syntax and spec.parser is not None
+        texts = [line.rstrip("\r\n") for line in lines]
+        numbers = list(range(first_line, first_line + len(texts)))
+        prepared = [self.normalize(t.strip()) if t.strip() else "" for t in texts]
+        todo = [k for k, t in enumerate(prepared) if t]
+        trees = {}
+        if spec.tokenizer == "parser" or (with_syntax and todo):
+            pretok = bool((spec.parser or {}).get("options", {}).get("pretokenized"))
+            if spec.tokenizer == "moses" and with_syntax:
+                pretok_lines = [" ".join(self._moses_tokens(prepared[k])) for k in todo]
+            elif pretok:
+                pretok_lines = [" ".join(prepared[k].split()) for k in todo]
+            else:
+                pretok_lines = [prepared[k] for k in todo]
+            if todo:
+                for k, tree in zip(todo, self._parse(pretok_lines, [numbers[k] for k in todo])):
+                    trees[k] = tree
+        out = []
+        for k, (text, line) in enumerate(zip(texts, prepared)):
+            if not line:
+                tokens = []
+            elif k in trees:
+                tokens = list(trees[k].forms(spec.units))
+            elif spec.tokenizer == "moses":
+                tokens = self._moses_tokens(line)
+            elif spec.tokenizer == "kytea":
+                raise SyntaxDataError(f"{self.data_dir}/preparation.json",
+                                      f"{self.lang} was tokenised by KyTea: give KyTea-tokenised text")
+            else:  # given: whitespace tokens
+                tokens = line.split()
+            if spec.lowercase:
+                tokens = [t.lower() for t in tokens]
+            joined = " ".join(tokens)
+            bpe = self.bpe.process_line(joined) if (self.bpe is not None and joined) else joined
+            ids = self.dictionary.encode_line(bpe, add_if_not_exist=False, append_eos=True).long()
+            src = EncodedSource(numbers[k], text, tokens, bpe, ids)
+            if with_syntax and not tokens:  # an empty line: no subwords, no tree
+                src.words = src.heads = src.labels = np.zeros(0, dtype=np.int64)
+            elif with_syntax:
+                tree = trees[k]
+                w, h, lab = align_sentence(tree, bpe, f"input line {numbers[k]}", units=spec.units)
+                src.words, src.heads, src.tree = np.asarray(w), np.asarray(h), tree
+                if self.label_dict is not None:
+                    src.labels = np.asarray([self.label_dict.index(x) for x in lab])
+            out.append(src)
+        return EncodedSources(out)

@@ -1,0 +1,107 @@
+"""What a data-bin remembers of how it was made: ``DATA-BIN/preparation.json``.
+
+``prepare`` writes it (and copies the BPE codes next to it), so that decoding raw text needs none of the
+preparation's options repeated: the hub interface (:mod:`fairseq_syntax.inference.hub`) and
+``fairseq-interactive`` read it to turn a user's sentence into exactly the input the model was trained on
+(normalisation, the parser with its model and options, the tokens, BPE, the aligned tree), and to detokenise
+the output as the training text was tokenised. It is kept per language (not per side), so the same data-bin
+serves both directions.
+
+Fields per language (:class:`LanguageRecord`):
+
+* ``tokenizer``: how the text became tokens: ``parser`` (the parse's surface tokens, from raw text),
+  ``given`` (the text was whitespace-tokenised already: kept, and parsed ``--pretokenized``), ``moses``
+  (sacremoses' tokeniser with aggressive hyphen splitting, as the recipes tokenise a side without syntax),
+  ``kytea``;
+* ``normalize``: ``moses`` (sacremoses' punctuation normaliser before parsing or tokenising) or None;
+* ``lowercase``; ``units`` (``surface`` tokens or syntactic ``words``);
+* ``parser``: ``{"backend": ..., "options": {...}}`` of the parser that made the trees (None without syntax);
+  a model path relative to the data-bin stays relative (a packed model folder moves as a whole).
+
+``bpe``: the codes file(s) in the data-bin per language (None: words are the units).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Dict, Optional
+
+from fairseq_syntax.errors import SyntaxDataError
+
+RECORD_FILE = "preparation.json"
+VERSION = 1
+TOKENIZERS = ("parser", "given", "moses", "kytea")
+
+
+@dataclass
+class LanguageRecord:
+    tokenizer: str = "given"
+    normalize: Optional[str] = None
+    lowercase: bool = False
+    units: str = "surface"
+    parser: Optional[dict] = None  # {"backend": str, "options": dict}
+
+    def __post_init__(self):
+        if self.tokenizer not in TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, not {self.tokenizer!r}")
+        if self.normalize not in (None, "moses"):
+            raise ValueError(f"normalize must be None or 'moses', not {self.normalize!r}")
+
+
+@dataclass
+class PreparationRecord:
+    languages: Dict[str, LanguageRecord] = field(default_factory=dict)
+    bpe: Optional[Dict[str, str]] = None  # language -> codes file, relative to the data-bin
+    version: int = VERSION
+
+    def save(self, data_dir: str) -> str:
+        path = os.path.join(data_dir, RECORD_FILE)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(asdict(self), f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, data_dir: str) -> Optional["PreparationRecord"]:
+        """The record of a data-bin, or None for a data-bin prepared before records existed."""
+        path = os.path.join(data_dir, RECORD_FILE)
+        if not os.path.exists(path):
+            return None
+        try:
+            with open(path, encoding="utf-8") as f:
+                raw = json.load(f)
+            if raw.get("version") != VERSION:
+                raise ValueError(f"version {raw.get('version')}, this plugin reads version {VERSION}")
+            return cls(languages={k: LanguageRecord(**v) for k, v in raw["languages"].items()}, bpe=raw.get("bpe"),
+                       version=raw["version"])
+        except (ValueError, KeyError, TypeError) as e:
+            raise SyntaxDataError(path, f"not a preparation record this plugin can read: {e}") from None
+
+    def language(self, lang: str, data_dir: str) -> LanguageRecord:
+        if lang not in self.languages:
+            raise SyntaxDataError(os.path.join(data_dir, RECORD_FILE),
+                                  f"no language {lang!r} (it records {sorted(self.languages)})")
+        return self.languages[lang]
+
+    def bpe_codes(self, lang: str, data_dir: str) -> Optional[str]:
+        """The absolute path of a language's BPE codes (None: no BPE)."""
+        if not self.bpe:
+            return None
+        path = os.path.join(data_dir, self.bpe[lang])
+        if not os.path.exists(path):
+            raise SyntaxDataError(path, "the BPE codes the preparation record names are missing")
+        return path
+
+
+def parser_options(parser: dict, data_dir: str) -> dict:
+    """A recorded parser's constructor options with a relative model path resolved against the data-bin."""
+    options = dict(parser.get("options") or {})
+    for key in ("model_path", "model", "path", "model_dir"):
+        value = options.get(key)
+        if isinstance(value, str) and value and not os.path.isabs(value) and os.path.exists(
+                os.path.join(data_dir, value)):
+            options[key] = os.path.join(data_dir, value)
+    return options

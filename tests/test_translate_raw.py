@@ -1,0 +1,150 @@
+"""Translating raw text, the parse inside: prepare records how the data-bin was made; a tiny dep_rel model
+trained on the real Multi30k slice (UDPipe on both sides) is packed, loaded from the packed folder in a fresh
+process and translates raw, untokenised English sentences exactly as fairseq-generate translates the same
+sentences prepared by prepare; fairseq-interactive on raw text; bad input. Skipped without ../shared or
+ufal.udpipe."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT, USER_DIR, env, run, tool
+
+N_TRAIN, N_TEST = 300, 12
+# a length limit that does not depend on the batch (fairseq's max_len_a scales the longest source of the batch)
+GENERATION = {"beam": 4, "lenpen": 0.6, "max_len_a": 0, "max_len_b": 40}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """(data-bin, dep_rel checkpoint, raw test English, DBSA checkpoint) on the Multi30k slice."""
+    pytest.importorskip("ufal.udpipe")
+    from conftest import require_shared
+
+    raw = require_shared("data", "multi30k", "task1", "raw")
+    models = {lang: require_shared("models", name) for lang, name in (("en", "en_ewt_udpipe_small.udpipe"),
+                                                                      ("de", "de_udpipe_small.udpipe"))}
+    d = tmp_path_factory.mktemp("raw_text")
+    for split, name, first, n in (("train", "train", 0, N_TRAIN), ("valid", "val", 0, 20),
+                                  ("test", "test_2016_flickr", 0, N_TEST)):
+        for lang in ("en", "de"):
+            lines = open(os.path.join(raw, f"{name}.{lang}"), encoding="utf-8").read().splitlines()[first:first + n]
+            (d / f"{split}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = str(d / "data-bin")
+    run([tool("fairseq-syntax-prepare"), "-s", "en", "-t", "de", "--trainpref", str(d / "train"), "--validpref",
+         str(d / "valid"), "--testpref", str(d / "test"), "--destdir", data, "--bpe-merges", "500",
+         "--parser", "udpipe", "--parser-model-source", models["en"], "--parser-model-target", models["de"],
+         "--normalize-source", "moses", "--normalize-target", "moses", "--no-progress"])
+    checkpoints = {}
+    for name, arch, criterion in (("dep_rel", "transformer_dep_rel_tiny", "label_smoothed_cross_entropy"),
+                                  ("dbsa", "transformer_dbsa_tiny", "label_smoothed_cross_entropy_with_dependency")):
+        save = str(d / f"ck_{name}")
+        run([tool("fairseq-train"), data, "--user-dir", USER_DIR, "--task", "syntax_translation", "--arch", arch,
+             "--share-all-embeddings", "--criterion", criterion, "--label-smoothing", "0.1", "--optimizer", "adam",
+             "--lr", "2e-3", "--max-tokens", "2000", "--max-update", "120", "--cpu", "--save-dir", save,
+             "--no-epoch-checkpoints", "--disable-validation", "--num-workers", "0", "--seed", "1"])
+        checkpoints[name] = os.path.join(save, "checkpoint_last.pt")
+    test_en = (d / "test.en").read_text(encoding="utf-8").splitlines()
+    return data, checkpoints, test_en, d
+
+
+def generated(data, checkpoint, out):
+    """fairseq-generate on the prepared test split, detokenised as the recipes score it."""
+    from fairseq_syntax.evaluation.detokenize import detokenize
+
+    p = run([tool("fairseq-generate"), data, "--user-dir", USER_DIR, "--task", "syntax_translation", "--path",
+             checkpoint, "--beam", "4", "--lenpen", "0.6", "--max-len-a", "0", "--max-len-b", "40", "--remove-bpe",
+             "--batch-size", "5", "--cpu"])
+    hyps = sorted((int(line.split("\t")[0][2:]), line.split("\t")[2]) for line in p.stdout.splitlines()
+                  if line.startswith("H-"))
+    return list(detokenize([h for _, h in hyps], "de"))
+
+
+def test_the_data_bin_records_how_it_was_made(trained):
+    data, _, _, _ = trained
+    from fairseq_syntax.preparation.record import PreparationRecord
+
+    record = PreparationRecord.load(data)
+    en = record.languages["en"]
+    assert en.tokenizer == "parser" and en.normalize == "moses" and en.parser["backend"] == "udpipe"
+    assert en.parser["options"]["model_path"].endswith("en_ewt_udpipe_small.udpipe")
+    assert record.bpe == {"en": "bpe.codes", "de": "bpe.codes"} and os.path.exists(os.path.join(data, "bpe.codes"))
+
+
+def test_packed_model_translates_raw_text_as_generate_does(trained, tmp_path):
+    """pack -> a fresh interpreter loads the folder and translates the raw test sentences (Moses normalisation,
+    UDPipe tokens and parse, BPE, depths inside); the output equals fairseq-generate's on the same sentences
+    prepared by prepare, detokenised as the recipes do."""
+    data, checkpoints, test_en, _ = trained
+    folder = tmp_path / "model"
+    p = run([tool("fairseq-syntax-pack"), data, checkpoints["dep_rel"], "-o", str(folder)])
+    assert "parser en: udpipe parsers/en_ewt_udpipe_small.udpipe" in p.stdout
+    assert sorted(os.listdir(folder)) == sorted(["README.md", "bpe.codes", "dict.de.labels.txt", "dict.de.txt",
+                                                 "dict.en.labels.txt", "dict.en.txt", "model.pt", "parsers",
+                                                 "preparation.json"])
+    want = generated(data, checkpoints["dep_rel"], tmp_path)
+    assert len(want) == N_TEST and len(set(want)) > 1  # a model that says different things
+    code = ("import json, sys\nfrom fairseq_syntax.inference.hub import from_pretrained\n"
+            "m = from_pretrained(sys.argv[1])\nlines = json.load(open(sys.argv[2]))\n"
+            f"print(json.dumps(m.translate(lines, **{GENERATION!r})))")
+    (tmp_path / "in.json").write_text(json.dumps(test_en), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", code, str(folder), str(tmp_path / "in.json")], capture_output=True,
+                         text=True, env=env(), cwd=str(tmp_path))  # not the checkout: the folder alone
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == want
+
+
+def test_raw_text_edge_cases_and_interactive(trained):
+    """An empty line translates to an empty line and the next lines still translate; characters outside the
+    vocabulary are parsed as the user wrote them; fairseq-interactive with no --bpe gives the hub's output."""
+    from fairseq_syntax.inference.hub import from_pretrained
+
+    data, checkpoints, test_en, _ = trained
+    hub = from_pretrained(os.path.dirname(checkpoints["dep_rel"]), "checkpoint_last.pt", data)
+    lines = [test_en[0], "", "the zanéuha peliju dutove", "!!! ...", test_en[1]]
+    out = hub.translate(lines, **GENERATION)
+    assert len(out) == 5 and out[1] == "" and all(out[k] for k in (0, 2, 4))
+    assert out[0] == hub.translate(test_en[0], **GENERATION)  # a line alone: the same translation
+    encoded = hub.encode_raw(["the zanéuha peliju dutove"]).sources[0]
+    assert encoded.tokens == ["the", "zanéuha", "peliju", "dutove"]  # the user's words, parsed as written
+    assert encoded.tree.words == encoded.tokens and len(encoded.heads) == len(encoded.bpe.split())
+    p = run([tool("fairseq-interactive"), data, "--user-dir", USER_DIR, "--task", "syntax_translation", "--path",
+             checkpoints["dep_rel"], "--beam", "4", "--lenpen", "0.6", "--max-len-a", "0", "--max-len-b", "40",
+             "--buffer-size", "2", "--cpu"], input="\n".join(lines) + "\n")
+    d_lines = {int(x.split("\t")[0][2:]): x.split("\t")[2] if x.count("\t") >= 2 else ""
+               for x in p.stdout.splitlines() if x.startswith("D-")}
+    assert [d_lines[k] for k in range(5)] == out
+
+
+def test_parse_heads_give_conllu_of_the_users_words(trained):
+    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.inference.hub import from_pretrained
+
+    data, checkpoints, test_en, _ = trained
+    hub = from_pretrained(os.path.dirname(checkpoints["dbsa"]), "checkpoint_last.pt", data)
+    conllu = hub.parse([test_en[0], ""])
+    assert conllu[1] == ""
+    [tree] = list(read_conllu(conllu[0].splitlines(keepends=True)))
+    assert tree.words == hub.encode_raw([test_en[0]]).sources[0].tokens and tree.heads.count(0) == 1
+    with pytest.raises(ValueError, match="no encoder parse head"):
+        from_pretrained(os.path.dirname(checkpoints["dep_rel"]), "checkpoint_last.pt", data).parse("a dog")
+
+
+def test_a_wrong_parser_path_and_a_missing_record_fail_clearly(trained, tmp_path):
+    import shutil
+
+    from fairseq_syntax.errors import SyntaxDataError
+    from fairseq_syntax.inference.hub import from_pretrained
+
+    data, checkpoints, _, _ = trained
+    bare = tmp_path / "bare"
+    shutil.copytree(data, bare, ignore=shutil.ignore_patterns("preparation.json", "work"))
+    hub = from_pretrained(os.path.dirname(checkpoints["dep_rel"]), "checkpoint_last.pt", str(bare))
+    with pytest.raises(SyntaxDataError, match="preparation.json: missing"):
+        hub.translate("a dog runs")
+    p = run([tool("fairseq-syntax-pack"), str(bare), checkpoints["dep_rel"], "-o", str(tmp_path / "x")],
+            check=False)
+    assert p.returncode == 1 and "preparation.json: missing" in p.stderr and "Traceback" not in p.stderr
