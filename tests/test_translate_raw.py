@@ -148,3 +148,28 @@ def test_a_wrong_parser_path_and_a_missing_record_fail_clearly(trained, tmp_path
     p = run([tool("fairseq-syntax-pack"), str(bare), checkpoints["dep_rel"], "-o", str(tmp_path / "x")],
             check=False)
     assert p.returncode == 1 and "preparation.json: missing" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_line_the_parser_rejects_is_named(trained, tmp_path):
+    """A parser that fails on one line of a batch: the error names that line of the whole input, no traceback
+    from inside fairseq (here the CoNLL-U lookup parser, which knows one sentence)."""
+    import shutil
+
+    from fairseq_syntax.data.conllu import sentence_from_heads, write_conllu
+    from fairseq_syntax.errors import SyntaxDataError
+    from fairseq_syntax.inference.hub import from_pretrained
+    from fairseq_syntax.preparation.record import PreparationRecord
+
+    data, checkpoints, _, _ = trained
+    copy = tmp_path / "bin"
+    shutil.copytree(data, copy, ignore=shutil.ignore_patterns("work"))
+    with open(copy / "lookup.conllu", "w", encoding="utf-8") as f:
+        write_conllu([sentence_from_heads(["a", "dog", "runs"], [2, 3, 0])], f)
+    record = PreparationRecord.load(str(copy))
+    record.languages["en"].tokenizer, record.languages["en"].normalize = "given", None
+    record.languages["en"].parser = {"backend": "conllu", "options": {"path": "lookup.conllu"}}
+    record.save(str(copy))
+    hub = from_pretrained(os.path.dirname(checkpoints["dep_rel"]), "checkpoint_last.pt", str(copy))
+    assert hub.translate("a dog runs", **GENERATION)  # known: translated
+    with pytest.raises(SyntaxDataError, match=r"^input line 2: the parser failed on this line: .*no sentence"):
+        hub.translate(["a dog runs", "a cat sleeps"])

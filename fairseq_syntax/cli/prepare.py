@@ -87,6 +87,9 @@ def get_parser():
                       "number)")
     p.add_argument("--preprocess-args", default="",
                    help="extra arguments for fairseq-preprocess, e.g. '--thresholdsrc 2'")
+    p.add_argument("--record-only", action="store_true",
+                   help="only write DESTDIR/preparation.json (and the BPE codes beside it) for a data-bin prepared "
+                   "before records existed, from the same options as its preparation; nothing else is touched")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 

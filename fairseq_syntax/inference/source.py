@@ -68,6 +68,7 @@ class RawSourceEncoder:
             with open(codes, encoding="utf-8") as f:
                 self.bpe = BPE(f)
         self._parser = self._normalizer = self._tokenizer = None
+        self.seconds = {"parse": 0.0, "encode": 0.0}  # where encoding time goes (the parser's calls; all of it)
 
     # --- the steps ------------------------------------------------------------------------------
     def parser(self):
@@ -99,28 +100,35 @@ class RawSourceEncoder:
 
     def _parse(self, lines: List[str], numbers: List[int]):
         """One tree per line, in one batched call; a failing batch is parsed line by line to name the line."""
+        import time
+
         parser = self.parser()
+        t0 = time.perf_counter()
         try:
             trees = parser.parse(lines)
-            parser.check(lines, trees, numbers[0] if numbers else 1, "input")
-            return trees
-        except SyntaxDataError:
-            raise
         except Exception:  # which line? parse them one by one
             trees = []
             for line, n in zip(lines, numbers):
                 try:
-                    [tree] = parser.parse([line])
+                    trees += parser.parse([line])
                 except Exception as e:
                     raise SyntaxDataError(f"input line {n}", f"the parser failed on this line: "
                                           f"{' '.join(str(e).split())[:300]}") from None
-                trees.append(tree)
-            return trees
+        self.seconds["parse"] += time.perf_counter() - t0
+        if len(trees) != len(lines):
+            raise SyntaxDataError(f"input line {numbers[0]}", f"the parser returned {len(trees)} trees for "
+                                  f"{len(lines)} lines")
+        for tree, line, n in zip(trees, lines, numbers):
+            parser.check([line], [tree], n, "input line")
+        return trees
 
     # --- the whole encoding ---------------------------------------------------------------------
     def encode(self, lines: Sequence[str], first_line: int = 1, with_syntax: bool = True) -> EncodedSources:
         """The lines (one sentence each, raw text) as the model reads them, with their aligned trees when
         ``with_syntax`` (the model takes the source parse); ``first_line`` numbers the first line."""
+        import time
+
+        t0 = time.perf_counter()
         spec = self.spec
         with_syntax = with_syntax and spec.parser is not None
         texts = [line.rstrip("\r\n") for line in lines]
@@ -167,4 +175,5 @@ class RawSourceEncoder:
                 if self.label_dict is not None:
                     src.labels = np.asarray([self.label_dict.index(x) for x in lab])
             out.append(src)
+        self.seconds["encode"] += time.perf_counter() - t0
         return EncodedSources(out)

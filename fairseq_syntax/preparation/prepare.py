@@ -512,6 +512,25 @@ def write_record(args, syntax_sides, codes):
     return PreparationRecord(languages=languages, bpe=bpe or None).save(args.destdir)
 
 
+def record_existing(args, syntax_sides, work):
+    """--record-only: write the preparation record of a data-bin prepared before records existed (the same
+    options as its preparation; its BPE codes are taken from WORKDIR), touching nothing else."""
+    if not os.path.exists(os.path.join(args.destdir, f"dict.{args.source_lang}.txt")):
+        raise SyntaxDataError(args.destdir, "--record-only: no data-bin here (no dict.SRC.txt)")
+    codes = {}
+    if args.bpe_merges:
+        groups = [(args.source_lang, args.target_lang)] if not args.separate_bpe else [(args.source_lang,),
+                                                                                      (args.target_lang,)]
+        for langs in groups:
+            path = os.path.join(work, f"bpe.codes.{'joint' if len(langs) == 2 else langs[0]}")
+            if not os.path.exists(path):
+                raise SyntaxDataError(path, "--record-only: the preparation's BPE codes are not in its work folder")
+            codes.update({lang: path for lang in langs})
+    path = write_record(args, syntax_sides, codes)
+    print(f"recorded {path}")
+    return path
+
+
 def prepare(args):
     """Run the whole preparation (see the module docstring) for ``args``, the options of
     ``fairseq-syntax-prepare`` (its parsed command line: :func:`fairseq_syntax.cli.prepare.get_parser`).
@@ -530,6 +549,8 @@ def prepare(args):
         raise OptionError("--lowercase is for corpora without syntax (--syntax none): lowercased text would no "
                           "longer match the forms of the parses")
     work = args.workdir or os.path.join(args.destdir, "work")
+    if getattr(args, "record_only", False):
+        return record_existing(args, syntax_sides, work)
     os.makedirs(work, exist_ok=True)
     if shard is None:
         _check_destdir(args, work)
