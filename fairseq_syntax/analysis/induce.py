@@ -21,6 +21,7 @@ import torch
 
 from fairseq_syntax.data.conllu import Sentence
 from fairseq_syntax.data.parent_strategies import word_spans
+from fairseq_syntax.data.tree import max_spanning_tree, unlabeled_attachment
 
 
 def words_from_subwords(subwords, word_idx):
@@ -81,7 +82,6 @@ def induce_heads(logp, word_idx, strategy, offset, decode="mst"):
     row), ``word_idx`` the 1-based word of each subword, ``offset`` the model
     position of subword 0; ``decode``: ``mst`` or ``argmax`` (see --decode).
     """
-    from fairseq_syntax.data.tree import max_spanning_tree
 
     if decode == "mst":
         scores = logp.float().clamp_min(math.log(1e-30)).cpu().numpy()
@@ -170,7 +170,6 @@ def induce_parses(model, task, dataset, decode: str = "mst", max_tokens: int = 4
 def attachment_report(side: str, preds, golds):
     """(UAS, the printed line) of one side's trees against gold word heads; the decoder's line adds the UAS on
     the words whose head precedes them (all a future-masked head can find)."""
-    from fairseq_syntax.data.tree import unlabeled_attachment
 
     c, n = unlabeled_attachment(golds, [p.heads for p in preds])
     head = "encoder" if side == "src" else "decoder (teacher forcing)"

@@ -42,6 +42,9 @@ import textwrap
 
 import numpy as np
 
+from fairseq_syntax.data.conllu import read_conllu
+from fairseq_syntax.data.syntax_request import SyntaxNeeds
+
 METADATA_KEY = "fairseq-syntax-plot"
 
 
@@ -290,7 +293,6 @@ def _data_task(data, source_lang, target_lang):
     """The syntax_translation task of a data-bin, without a model, collating source parents (middle)."""
     from fairseq.dataclass.configs import DatasetConfig
 
-    from fairseq_syntax.data.syntax_request import SyntaxNeeds
     from fairseq_syntax.tasks.syntax_translation import (
         SyntaxTranslationConfig,
         SyntaxTranslationTask,
@@ -374,7 +376,6 @@ def plot_pascal(data, output, split="test", index=0, path=None, variance=1.0, we
 
 # --- conllu --------------------------------------------------------------------------------------
 def _conllu_sentence(path, index):
-    from fairseq_syntax.data.conllu import read_conllu
 
     count = 0
     for count, sent in enumerate(read_conllu(path), 1):

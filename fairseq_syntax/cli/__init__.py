@@ -3,6 +3,8 @@ import logging
 import os
 import sys
 
+from fairseq_syntax.errors import SyntaxDataError
+
 
 def prog_name(script: str) -> str:
     """The name --help shows: the console script that is running (fairseq-syntax-parse), else
@@ -24,7 +26,6 @@ def setup_logging():
 
 def run(main, argv=None):
     """Run ``main(argv)``; print data errors as one clear line, exit 1."""
-    from fairseq_syntax.errors import SyntaxDataError
 
     setup_logging()
     try:

@@ -3,6 +3,7 @@ import argparse
 import time
 
 from fairseq_syntax.cli import prog_name, run
+from fairseq_syntax.data.subword_align import align_corpus
 
 
 def get_parser():
@@ -25,7 +26,6 @@ def get_parser():
 
 
 def main(argv=None):
-    from fairseq_syntax.data.subword_align import align_corpus
 
     args = get_parser().parse_args(argv)
     t0 = time.perf_counter()

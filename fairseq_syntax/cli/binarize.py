@@ -4,6 +4,8 @@ import argparse
 import time
 
 from fairseq_syntax.cli import prog_name, run
+from fairseq_syntax.data.binarize import binarize_corpus
+from fairseq_syntax.data.syntax_io import AlignedCorpus
 
 
 def get_parser():
@@ -26,8 +28,6 @@ def get_parser():
 
 
 def main(argv=None):
-    from fairseq_syntax.data.binarize import binarize_corpus
-    from fairseq_syntax.data.syntax_io import AlignedCorpus
 
     args = get_parser().parse_args(argv)
     t0 = time.perf_counter()

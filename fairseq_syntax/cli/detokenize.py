@@ -4,6 +4,7 @@ import argparse
 import sys
 
 from fairseq_syntax.cli import prog_name, run
+from fairseq_syntax.evaluation.detokenize import detokenize
 
 
 def get_parser():
@@ -15,7 +16,6 @@ def get_parser():
 
 
 def main(argv=None):
-    from fairseq_syntax.evaluation.detokenize import detokenize
 
     args = get_parser().parse_args(argv)
     fin = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")

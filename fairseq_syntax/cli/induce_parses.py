@@ -8,6 +8,7 @@ import os
 
 from fairseq_syntax.cli import run
 from fairseq_syntax.cli.common import add_parse_head_args
+from fairseq_syntax.data.conllu import write_conllu
 
 
 def get_parser():
@@ -32,7 +33,6 @@ def get_parser():
 def main(argv=None):
     from fairseq_syntax.analysis.checkpoint import load_checkpoint, load_split
     from fairseq_syntax.analysis.induce import attachment_report, induce_parses
-    from fairseq_syntax.data.conllu import write_conllu
 
     args = get_parser().parse_args(argv)
     overrides = {"dbsa_decoder_rows": args.decoder_rows} if args.decoder_rows else {}

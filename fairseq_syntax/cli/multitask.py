@@ -3,6 +3,7 @@ Bugliarello & Okazaki 2020; see :mod:`fairseq_syntax.data.multitask`)."""
 import argparse
 
 from fairseq_syntax.cli import prog_name, run
+from fairseq_syntax.data.multitask import write_multitask_corpus
 
 
 def get_parser():
@@ -28,7 +29,6 @@ def get_parser():
 
 
 def main(argv=None):
-    from fairseq_syntax.data.multitask import write_multitask_corpus
 
     args = get_parser().parse_args(argv)
     splits = {"train": args.trainpref, "valid": args.validpref, "test": args.testpref}

@@ -8,6 +8,7 @@ see :mod:`fairseq_syntax.inference.pack`).
 import argparse
 
 from fairseq_syntax.cli import prog_name, run
+from fairseq_syntax.inference.pack import pack_model
 
 
 def get_parser():
@@ -30,7 +31,6 @@ def get_parser():
 
 
 def main(argv=None):
-    from fairseq_syntax.inference.pack import pack_model
 
     args = get_parser().parse_args(argv)
     out = pack_model(args.data, args.checkpoint, args.output, parser_models=not args.no_parser_models,

@@ -3,8 +3,9 @@ import argparse
 
 from fairseq_syntax.cli import prog_name, run
 from fairseq_syntax.cli.common import add_scale_options
+from fairseq_syntax.data.chunked import parse_shard
 from fairseq_syntax.parsing.base import backend_options as options
-from fairseq_syntax.parsing.base import effective_workers
+from fairseq_syntax.parsing.base import effective_workers, parse_chunked
 
 
 def get_parser():
@@ -38,8 +39,6 @@ def backend_options(args):
 
 
 def main(argv=None):
-    from fairseq_syntax.data.chunked import parse_shard
-    from fairseq_syntax.parsing.base import parse_chunked
 
     p = get_parser()
     args = p.parse_args(argv)

@@ -39,6 +39,7 @@ file (which also holds the plotted matrices).
 """
 import argparse
 
+from fairseq_syntax.analysis import plots
 from fairseq_syntax.cli import run
 from fairseq_syntax.cli.common import add_parse_head_args
 
@@ -100,7 +101,6 @@ def get_parser():
 
 
 def main(argv=None):
-    from fairseq_syntax.analysis import plots
 
     args = get_parser().parse_args(argv)
     if getattr(args, "index", 0) < 0:

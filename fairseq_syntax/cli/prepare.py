@@ -7,6 +7,8 @@ import argparse
 
 from fairseq_syntax.cli import prog_name, run
 from fairseq_syntax.cli.common import add_scale_options
+from fairseq_syntax.errors import OptionError
+from fairseq_syntax.preparation.prepare import prepare
 
 PARSER_CHOICES = ["stanza", "spacy", "udpipe"]
 
@@ -95,8 +97,6 @@ def get_parser():
 
 
 def main(argv=None):
-    from fairseq_syntax.errors import OptionError
-    from fairseq_syntax.preparation.prepare import prepare
 
     parser = get_parser()
     args = parser.parse_args(argv)

@@ -2,6 +2,7 @@
 import argparse
 
 from fairseq_syntax.cli import prog_name, run
+from fairseq_syntax.data.synthetic import generate_corpus
 
 
 def get_parser():
@@ -23,7 +24,6 @@ def get_parser():
 
 
 def main(argv=None):
-    from fairseq_syntax.data.synthetic import generate_corpus
 
     args = get_parser().parse_args(argv)
     sizes = generate_corpus(

@@ -4,12 +4,14 @@ against the token dataset fairseq-preprocess wrote. fairseq (and torch) are impo
 with this module."""
 import os
 
+from fairseq_syntax.data import syntax_io
+from fairseq_syntax.data.subword_align import iter_aligned_blocks
+
 
 def binarize_corpus(corpus, destdir, split, src, tgt, lang, label_dict_path=None):
     """Write one side's syntax datasets; returns the label dictionary used."""
     from fairseq.data import Dictionary
 
-    from fairseq_syntax.data import syntax_io
 
     os.makedirs(destdir, exist_ok=True)
     label_dict_path = label_dict_path or syntax_io.label_dict_path(destdir, lang)
@@ -40,8 +42,6 @@ def align_and_binarize(conllu, bpe, destdir, split, src, tgt, lang, units="auto"
     dictionary used."""
     from fairseq.data import Dictionary
 
-    from fairseq_syntax.data import syntax_io
-    from fairseq_syntax.data.subword_align import iter_aligned_blocks
 
     os.makedirs(destdir, exist_ok=True)
     label_dict_path = label_dict_path or syntax_io.label_dict_path(destdir, lang)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator, List, Optional, Sequence, TextIO
 
+from fairseq_syntax.data.tree import check_tree
 from fairseq_syntax.errors import SyntaxDataError
 
 #: A FORM may contain spaces in CoNLL-U ("parce que" in French PUD). The
@@ -98,7 +99,6 @@ def read_conllu(source, path: Optional[str] = None, first_line: int = 1, first_s
     that starts after a blank line (:mod:`fairseq_syntax.data.conllu_blocks`),
     so that messages name the file's own line.
     """
-    from fairseq_syntax.data.tree import check_tree
 
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         path = str(source) if path is None else path

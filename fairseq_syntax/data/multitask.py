@@ -12,9 +12,13 @@ and fairseq's ``transformer``. The command is ``fairseq-syntax-multitask``.
 import os
 import random
 
+from fairseq_syntax.data.conllu import read_conllu
+from fairseq_syntax.data.linearize import linearize_tree
+from fairseq_syntax.data.tree import unit_tree
+from fairseq_syntax.errors import SyntaxDataError
+
 
 def _target_lines(pref, lang, units):
-    from fairseq_syntax.data.conllu import read_conllu
 
     conllu = f"{pref}.{lang}.conllu"
     if os.path.exists(conllu):
@@ -27,10 +31,6 @@ def build_split(pref, src, tgt, units, translate_tag, parse_tag, with_parse, pro
     """(source lines, target lines) of one split."""
     from tqdm import tqdm
 
-    from fairseq_syntax.data.conllu import read_conllu
-    from fairseq_syntax.data.linearize import linearize_tree
-    from fairseq_syntax.data.tree import unit_tree
-    from fairseq_syntax.errors import SyntaxDataError
 
     conllu = f"{pref}.{src}.conllu"
     sents = list(read_conllu(conllu))

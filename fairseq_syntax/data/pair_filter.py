@@ -8,6 +8,8 @@
 """
 from typing import Iterable, List, Sequence, Tuple
 
+from fairseq_syntax.data.chunked import read_pairs, run_chunked
+
 LANGUAGE_TOOLS = ("langid", "langdetect")
 
 
@@ -72,7 +74,6 @@ def language_keep_file(src_path: str, tgt_path: str, mask_path: str, langs: Sequ
     does only shard i of n. ``items`` replaces the pairs read from the two files (see
     :func:`fairseq_syntax.data.chunked.run_chunked`). Returns the ChunkResult.
     """
-    from fairseq_syntax.data.chunked import read_pairs, run_chunked
 
     if tool not in LANGUAGE_TOOLS:
         raise ValueError(f"unknown language identifier {tool!r} (one of {', '.join(LANGUAGE_TOOLS)})")

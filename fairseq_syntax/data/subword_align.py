@@ -26,7 +26,9 @@ from typing import List, Tuple
 import numpy as np
 
 from fairseq_syntax.data.conllu import Sentence
-from fairseq_syntax.data.tree import unit_tree
+from fairseq_syntax.data.conllu_blocks import OTHER_WHITESPACE, ColumnBlock, read_blocks
+from fairseq_syntax.data.syntax_io import AlignedCorpus
+from fairseq_syntax.data.tree import token_tree, unit_tree
 from fairseq_syntax.errors import SyntaxDataError
 
 UNITS = ("auto", "surface", "words")
@@ -169,7 +171,6 @@ def iter_aligned_blocks(conllu_path: str, bpe_path: str, units: str = "auto", ma
 
     from tqdm import tqdm
 
-    from fairseq_syntax.data.conllu_blocks import ColumnBlock, read_blocks
 
     if units not in UNITS:
         raise ValueError(f"units must be one of {UNITS}, not {units!r}")
@@ -218,7 +219,6 @@ def _canonical(text: str, marker: str) -> bool:
             or any(f"{a}{marker}{b}" in text for a in " \n" for b in " \n")
             or text.startswith(marker + " ") or text.startswith(marker + "\n")):
         return False
-    from fairseq_syntax.data.conllu_blocks import OTHER_WHITESPACE
 
     return text.replace("\n", "").isprintable() or OTHER_WHITESPACE.search(text) is None
 
@@ -227,7 +227,6 @@ def _canonical(text: str, marker: str) -> bool:
 def _align_columns(block, lines: List[str], units: str, marker: str):
     """:func:`align_sentence` for every sentence of a ColumnBlock at once, or None when a line is not
     canonical or does not re-join to its sentence (the caller then goes sentence by sentence)."""
-    from fairseq_syntax.data.tree import token_tree
 
     if not len(block):
         empty = np.zeros(0, np.int32)
@@ -303,7 +302,6 @@ def align_corpus(conllu_path: str, bpe_path: str, units: str = "auto", marker: s
     :func:`iter_aligned_blocks` instead). The two files must hold the same number of sentences, in the same
     order.
     """
-    from fairseq_syntax.data.syntax_io import AlignedCorpus
 
     corpus = AlignedCorpus()
     for block in iter_aligned_blocks(conllu_path, bpe_path, units, marker, progress):

@@ -26,6 +26,9 @@ import torch
 from fairseq import hub_utils
 
 import fairseq_syntax.plugin  # noqa: F401  (the models, task and criterions; the checkpoint allow-list)
+from fairseq_syntax.analysis.induce import induce_heads
+from fairseq_syntax.data.conllu import Sentence, write_conllu
+from fairseq_syntax.data.subword_align import split_subwords
 from fairseq_syntax.inference.source import EncodedSources
 
 
@@ -64,8 +67,6 @@ class SyntaxHubInterface(hub_utils.GeneratorHubInterface):
         """The trees the encoder parse head gives the sentences (the best single-rooted tree of its word-level
         scores, as ``fairseq-syntax-induce-parses`` decodes it), one CoNLL-U block each, over the words the
         parser made of the input."""
-        from fairseq_syntax.analysis.induce import induce_heads
-        from fairseq_syntax.data.conllu import Sentence, write_conllu
 
         if isinstance(sentences, str):
             return self.parse([sentences])[0]
@@ -95,14 +96,12 @@ class SyntaxHubInterface(hub_utils.GeneratorHubInterface):
 def _word_index(bpe: str):
     import numpy as np
 
-    from fairseq_syntax.data.subword_align import split_subwords
 
     _, _, unit_of_sub = split_subwords(bpe)
     return np.asarray([u + 1 for u in unit_of_sub])
 
 
 def _words(bpe: str, word_idx) -> List[str]:
-    from fairseq_syntax.data.subword_align import split_subwords
 
     return split_subwords(bpe)[1]
 

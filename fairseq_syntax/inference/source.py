@@ -22,6 +22,7 @@ import torch
 
 from fairseq_syntax.data.subword_align import align_sentence
 from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.parsing.base import load_parser
 from fairseq_syntax.preparation.record import PreparationRecord, parser_options
 
 
@@ -74,7 +75,6 @@ class RawSourceEncoder:
     def parser(self):
         """The recorded parser, loaded once (a wrong or missing model fails here, with one line)."""
         if self._parser is None:
-            from fairseq_syntax.parsing.base import load_parser
 
             backend = self.spec.parser["backend"]
             options = parser_options(self.spec.parser, self.data_dir)

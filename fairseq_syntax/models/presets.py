@@ -16,7 +16,9 @@ from fairseq.models import register_model_architecture
 from fairseq.models.transformer.transformer_legacy import base_architecture
 
 from fairseq_syntax.models.attention_lstm import AttentionLSTMConfig
-from fairseq_syntax.models.syntax_transformer import SyntaxTransformerConfig  # registers the model first
+from fairseq_syntax.models.syntax_transformer import (
+    SyntaxTransformerConfig,  # registers the model first
+)
 
 
 @dataclass(frozen=True)

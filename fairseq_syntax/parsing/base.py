@@ -8,6 +8,7 @@ import json
 import logging
 from typing import Callable, Dict, List, Sequence, Tuple
 
+from fairseq_syntax.data.chunked import read_lines, run_chunked
 from fairseq_syntax.data.conllu import Sentence, write_conllu
 from fairseq_syntax.data.tree import check_tree
 from fairseq_syntax.errors import SyntaxDataError
@@ -138,7 +139,6 @@ def parse_chunked(
     of workers. ``shard = (i, n)`` parses only shard i of n. Returns the
     :class:`~fairseq_syntax.data.chunked.ChunkResult`.
     """
-    from fairseq_syntax.data.chunked import read_lines, run_chunked
 
     if parser is None and spec is None:
         raise ValueError("parse_chunked needs a parser or a (backend, options) spec")

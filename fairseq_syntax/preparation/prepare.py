@@ -52,6 +52,7 @@ from fairseq_syntax.parsing.base import (
     load_parser,
     parse_chunked,
 )
+from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
 
 logger = logging.getLogger("fairseq_syntax.prepare")
 
@@ -483,7 +484,6 @@ def fairseq_preprocess(argv):
 
 def language_record(args, lang, side, syntax_sides):
     """How this preparation made a language's tokens (:mod:`fairseq_syntax.preparation.record`)."""
-    from fairseq_syntax.preparation.record import LanguageRecord
 
     pretokenized = side in _sides(args.pretokenized or "none", "--pretokenized")
     tokenizer = getattr(args, f"tokenizer_{side}")
@@ -500,7 +500,6 @@ def language_record(args, lang, side, syntax_sides):
 
 def write_record(args, syntax_sides, codes):
     """DESTDIR/preparation.json, and the BPE codes beside it (what decoding raw text needs)."""
-    from fairseq_syntax.preparation.record import PreparationRecord
 
     languages = {lang: language_record(args, lang, side, syntax_sides)
                  for lang, side in ((args.source_lang, "source"), (args.target_lang, "target"))}

@@ -42,6 +42,7 @@ from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from fairseq_syntax.data import syntax_io
 from fairseq_syntax.data.parent_strategies import STRATEGIES
+from fairseq_syntax.data.subword_align import align_sentence, split_subwords
 from fairseq_syntax.data.syntax_dataset import (
     SideSyntax,
     SyntaxLanguagePairDataset,
@@ -56,7 +57,12 @@ from fairseq_syntax.data.syntax_request import (
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.inference.source import EncodedSources, RawSourceEncoder
 from fairseq_syntax.inference.target import RecordedText
-from fairseq_syntax.preparation.record import RECORD_FILE, PreparationRecord, parser_options
+from fairseq_syntax.parsing import backend_options, build_parser
+from fairseq_syntax.preparation.record import (
+    RECORD_FILE,
+    PreparationRecord,
+    parser_options,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -298,8 +304,6 @@ class SyntaxTranslationTask(TranslationTask):
         """Parse token-id rows (BPE subwords + EOS) and align the trees to the subwords."""
         from fairseq.data import ListDataset
 
-        from fairseq_syntax.data.subword_align import align_sentence, split_subwords
-        from fairseq_syntax.parsing import backend_options, build_parser
 
         if self._inference_parser is None:
             cfg = self.cfg
