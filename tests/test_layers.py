@@ -1,0 +1,53 @@
+"""The package's layering (docs/design.md, "What imports what"): each package's module-level imports of the
+plugin stay within the packages it may use, so that data tools never pull in models and nothing imports back
+up a layer."""
+import ast
+import glob
+import os
+
+from helpers import ROOT
+
+ALLOWED = {
+    "errors": set(),
+    "data": {"errors", "data"},
+    "parsing": {"data", "errors", "parsing"},
+    "evaluation": {"errors", "evaluation"},
+    "preparation": {"data", "parsing", "errors", "preparation"},
+    "modules": {"modules"},
+    "inference.source": {"data", "parsing", "preparation", "evaluation", "errors", "inference.source"},
+    "inference.target": {"data", "parsing", "preparation", "evaluation", "errors", "inference.target"},
+    "models": {"modules", "data", "models", "checkpoint_safety", "prefetch_shutdown"},
+    "criterions": {"criterions"},
+    "tasks": {"data", "parsing", "inference.source", "inference.target", "preparation", "errors", "tasks",
+              "criterions"},
+}
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")[1:]  # without fairseq_syntax
+    if not parts:
+        return ""
+    if parts[0] == "inference" and len(parts) > 1:
+        return f"inference.{parts[1]}"
+    return parts[0]
+
+
+def test_module_level_imports_follow_the_layers():
+    problems = []
+    for path in glob.glob(os.path.join(ROOT, "fairseq_syntax", "**", "*.py"), recursive=True):
+        rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+        module = rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
+        layer = _package(module)
+        if layer not in ALLOWED:
+            continue
+        for node in ast.parse(open(path, encoding="utf-8").read()).body:  # module level only
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("fairseq_syntax"):
+                names = [node.module] if node.module != "fairseq_syntax" else [
+                    f"fairseq_syntax.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names if a.name.startswith("fairseq_syntax")]
+            for name in names:
+                if _package(name) not in ALLOWED[layer]:
+                    problems.append(f"{module} imports {name}")
+    assert not problems, problems
