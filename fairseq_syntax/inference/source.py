@@ -57,9 +57,16 @@ class EncodedSources(list):
 class RawSourceEncoder:
     """Encodes raw lines of language ``lang`` as the data-bin ``data_dir`` was prepared."""
 
-    def __init__(self, record: PreparationRecord, data_dir: str, lang: str, dictionary, label_dict=None):
+    def __init__(self, record: PreparationRecord, data_dir: str, lang: str, dictionary, label_dict=None,
+                 parser: Optional[dict] = None):
+        """``parser``: ``{"backend": ..., "options": {...}}`` to parse with instead of the recorded one (the
+        task's ``--inference-parser``); the record's tokenisation steps stay."""
         self.data_dir, self.lang = data_dir, lang
         self.spec = record.language(lang, data_dir)
+        if parser is not None:
+            from dataclasses import replace
+
+            self.spec = replace(self.spec, parser=parser)
         self.dictionary, self.label_dict = dictionary, label_dict
         codes = record.bpe_codes(lang, data_dir)
         self.bpe = None
@@ -78,8 +85,8 @@ class RawSourceEncoder:
 
             backend = self.spec.parser["backend"]
             options = parser_options(self.spec.parser, self.data_dir)
-            self._parser = load_parser(backend, options, f"the {backend} parser recorded for {self.lang} in "
-                                                         f"{self.data_dir}/preparation.json")
+            self._parser = load_parser(backend, options, f"the {backend} parser of {self.lang} (recorded in "
+                                                         f"{self.data_dir}/preparation.json or given)")
         return self._parser
 
     def normalize(self, line: str) -> str:

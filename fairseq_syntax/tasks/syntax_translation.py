@@ -172,8 +172,17 @@ class SyntaxTranslationTask(TranslationTask):
             raise SyntaxDataError(os.path.join(self.data_dir, RECORD_FILE), "missing: this data-bin was prepared "
                                   "without a preparation record; prepare it again, or give tokenised, BPE'd input")
         if self._raw_encoder is None:
+            override = None
+            if str(self.cfg.inference_parser) != "auto":  # an explicit --inference-parser parses raw text too
+                backend = str(self.cfg.inference_parser)
+                spec = self.record.language(self.cfg.source_lang, self.data_dir)
+                pretok = bool((spec.parser or {}).get("options", {}).get("pretokenized")) or backend == "conllu"
+                override = {"backend": backend, "options": backend_options(
+                    backend, lang=self.cfg.inference_parser_lang or self.cfg.source_lang,
+                    model=self.cfg.inference_parser_model, model_dir=self.cfg.inference_parser_model,
+                    pretokenized=pretok)}
             self._raw_encoder = RawSourceEncoder(self.record, self.data_dir, self.cfg.source_lang, self.src_dict,
-                                                 self.src_label_dict)
+                                                 self.src_label_dict, parser=override)
         return self._raw_encoder.encode(lines, first_line, bool(self.syntax_request.required("source")))
 
     def build_bpe(self, args):
