@@ -78,11 +78,16 @@ def fmt(x, digits=1):
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def set_scores(path):
-    """One test set's scores.json and its table cells: BLEU, chrF, the bootstrap p-value (BLEU)."""
+def set_scores(path, ribes=False):
+    """One test set's scores.json and its table cells: BLEU, chrF, the bootstrap p-value (BLEU), and with
+    ``ribes`` RIBES and its p-value."""
     sc = json.load(open(path, encoding="utf-8"))
-    pval = (sc.get("bootstrap") or {}).get("bleu", {}).get("system", {}).get("p_value")
-    return sc, [fmt(sc["bleu"], 2), fmt(sc["chrf"], 1), fmt(pval, 3)]
+    boot = sc.get("bootstrap") or {}
+    pval = boot.get("bleu", {}).get("system", {}).get("p_value")
+    cells = [fmt(sc["bleu"], 2), fmt(sc["chrf"], 1), fmt(pval, 3)]
+    if ribes:
+        cells += [fmt(sc.get("ribes"), 2), fmt(boot.get("ribes", {}).get("system", {}).get("p_value"), 3)]
+    return sc, cells
 
 
 def main(argv=None):
@@ -93,6 +98,7 @@ def main(argv=None):
     p.add_argument("--sets", nargs="*", default=[], help="test sets scored one by one (eval/MODEL/SET/); "
                    "none: eval/MODEL/scores.json")
     p.add_argument("--baselines", default="", help="MODEL=BASELINE,... (default baseline: transformer)")
+    p.add_argument("--ribes", action="store_true", help="RIBES and its bootstrap p-value columns")
     p.add_argument("--out", default=None, help="write OUT/MODEL.json and OUT/translations/MODEL[.SET].txt "
                    "(default: do not write)")
     args = p.parse_args(argv)
@@ -100,9 +106,10 @@ def main(argv=None):
     sets = args.sets or [""]
     cpu = machine()  # read once: every row of this run was collected here
     head = ["model", "baseline"]
+    ribes = args.ribes
     for s in sets:
         name = s or "test"
-        head += [f"{name} BLEU", "chrF", "p (BLEU)"]
+        head += [f"{name} BLEU", "chrF", "p (BLEU)"] + (["RIBES", "p (RIBES)"] if ribes else [])
     head += ["UAS enc", "UAS dec", "updates", "train h"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
@@ -115,7 +122,7 @@ def main(argv=None):
         result = {"model": m, "baseline": None if base == m else base, "sets": {}, "machine": cpu}
         row = [m, "-" if base == m else base]
         for s in sets:
-            result["sets"][s or "test"], cells = set_scores(os.path.join(ev, s, "scores.json"))
+            result["sets"][s or "test"], cells = set_scores(os.path.join(ev, s, "scores.json"), ribes)
             row += cells
         result["uas"] = parse_uas(os.path.join(ev, "uas.txt"))
         result["training"] = training_state(os.path.join(args.work, "checkpoints", m))
@@ -130,7 +137,7 @@ def main(argv=None):
             row = [m, other]
             for s in sets:
                 result["also_against"][other][s or "test"], cells = set_scores(
-                    os.path.join(ev, s, f"vs_{other}", "scores.json"))
+                    os.path.join(ev, s, f"vs_{other}", "scores.json"), ribes)
                 row += cells
             print("| " + " | ".join(row + ["", "", "", ""]) + " |")
         if args.out:
