@@ -76,10 +76,11 @@ def _in_process(function, argv, input, cwd):
     import traceback
 
     saved = sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd()
-    handlers = [h for name in (None, "fairseq", "fairseq_cli", "fairseq_syntax")
-                for h in logging.getLogger(name).handlers
-                if type(h) is logging.StreamHandler]
-    streams = [(h, h.stream) for h in handlers]
+    # every logger's handlers and level, restored afterwards (a CLI's logging set-up replaces root's handlers)
+    loggers = [logging.getLogger()] + [x for x in logging.root.manager.loggerDict.values()
+                                       if isinstance(x, logging.Logger)]
+    saved_logging = [(x, list(x.handlers), x.level) for x in loggers]
+    streams = [(h, h.stream) for x in loggers for h in x.handlers if type(h) is logging.StreamHandler]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
@@ -100,6 +101,8 @@ def _in_process(function, argv, input, cwd):
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
             if not isinstance(e.code, int) and e.code is not None:
                 print(e.code, file=sys.stderr)
+        except KeyboardInterrupt:
+            raise
         except BaseException:  # a traceback, as the process would print it
             code = 1
             traceback.print_exc(file=sys.stderr)
@@ -109,8 +112,12 @@ def _in_process(function, argv, input, cwd):
             sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
             for h, stream in streams:
                 h.setStream(stream)
-            for name in (None, "fairseq", "fairseq_cli", "fairseq_syntax"):  # handlers the command added
-                for h in logging.getLogger(name).handlers:
+            for x, handlers, level in saved_logging:
+                x.handlers[:] = handlers
+                x.setLevel(level)
+            for x in [logging.getLogger()] + [y for y in logging.root.manager.loggerDict.values()
+                                              if isinstance(y, logging.Logger)]:
+                for h in x.handlers:  # handlers made during the run (a library imported then): real streams
                     if type(h) is logging.StreamHandler and h.stream in (new_out, new_err):
                         h.setStream(saved[2] if h.stream is new_out else saved[3])
             os.dup2(saved_fds[0], 1)

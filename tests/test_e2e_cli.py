@@ -54,11 +54,14 @@ def test_explicit_syntax_fields_with_plain_transformer(data_bin, tmp_path):
 def test_interactive(data_bin, tmp_path):
     save = str(tmp_path / "ck")
     run(train_cmd(data_bin, save, updates=2))
-    src = open(os.path.join(data_bin, "work", "test.bpe.src")).read().splitlines()[:2]
+    # the data-bin's preparation record: text as the training text was given (whitespace tokens), BPE inside
+    src = open(os.path.join(data_bin, "work", "test.tok.src")).read().splitlines()[:2]
     p = run([tool("fairseq-interactive"), data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation",
              "--path", os.path.join(save, "checkpoint_last.pt"), "--beam", "4", "--cpu", "-s", "src", "-t", "tgt"],
             input="\n".join(src) + "\n")
     assert len(re.findall(r"^H-\d+", p.stdout, flags=re.M)) == 2
+    bpe = open(os.path.join(data_bin, "work", "test.bpe.src")).read().splitlines()[:2]
+    assert re.findall(r"^S-\d+\t(.*)$", p.stdout, flags=re.M) == bpe  # BPE'd by the record's codes
 
 
 def test_cli_data_errors_exit_cleanly(tmp_path):

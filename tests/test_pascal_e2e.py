@@ -32,8 +32,9 @@ def test_preset_train_generate_interactive_restore(arch, small, data_bin, tmp_pa
     conllu = os.path.join(os.path.dirname(data_bin), "raw", "test.src.conllu")
     p = run(interactive_cmd(data_bin, ck, "--bpe", "subword_nmt", "--bpe-codes", os.path.join(work, "bpe.codes.joint"),
                             "--inference-parser", "conllu", "--inference-parser-model", conllu),
-            input="\n".join(lines) + "\n")
-    assert len(re.findall(r"^H-\d+", p.stdout, flags=re.M)) == 2
+            input="\n".join([lines[0], "", lines[1]]) + "\n")  # an empty line: an empty translation, no parse
+    hyps = dict(re.findall(r"^H-(\d+)\t\S+\t?(.*)$", p.stdout, flags=re.M))
+    assert sorted(hyps) == ["0", "1", "2"] and hyps["1"] == "" and hyps["0"] and hyps["2"]
     # a sentence the lookup parser does not know: a clear error, not a silent unparsed input
     bad = run(interactive_cmd(data_bin, ck, "--inference-parser", "conllu", "--inference-parser-model", conllu),
               input="no such sentence\n", check=False)

@@ -195,3 +195,18 @@ def test_parsing_on_the_fly_with_a_real_parser(small_bin):
     pad = (~real).sum(1)
     assert ((parents[real] >= pad.repeat_interleave(real.sum(1))) & (parents[real] < tokens.size(1))).all()
     assert (parents[:, -1] == tokens.size(1) - 1).all()  # EOS is its own parent
+
+
+def test_an_ensemble_reads_one_parent_strategy_per_side():
+    """Models that read parents on a side must agree on the strategy (or --parent-strategy decides); a model
+    that reads no parents on a side does not vote (PASCAL with a depth model keeps 'middle')."""
+    from fairseq_syntax.data.syntax_request import resolve_request
+
+    pascal = SyntaxNeeds(source={"parents"}, inputs={"src_parents"}, strategy="middle")
+    sisa = SyntaxNeeds(source={"parents"}, strategy="first")
+    dep = SyntaxNeeds(source={"depths"}, inputs={"src_depths"})
+    assert resolve_request(models=[dep, pascal]).strategy == "middle"
+    assert resolve_request(models=[pascal, dep]).strategy == "middle"
+    with pytest.raises(ValueError, match="different parent strategies on the source side"):
+        resolve_request(models=[pascal, sisa])
+    assert resolve_request(strategy="first", models=[pascal, sisa]).strategy == "first"  # the option decides

@@ -146,22 +146,25 @@ parser_args() {  # $1 = language: fairseq-syntax-parse options
   echo "--backend $backend --lang $lang${model:+ --model $model}${STANZA_DIR:+ --model-dir $STANZA_DIR}"
 }
 
-record_args() {  # $1 = language, $2 = source | target, $3 = the variant's syntax sides: prepare.py's options that
-  # record how this recipe made the language's tokens (DATA-BIN/preparation.json: decoding raw text repeats it)
-  local lang=$1 side=$2 tokenizer normalize=none parse=""
+record_args() {  # $1 = language, $2 = source | target: prepare.py's options that record how this recipe made
+  # the language's tokens (DATA-BIN/preparation.json: decoding raw text repeats it). Per language, as the text
+  # is staged: its parse's tokens when the language has a parse (WORK/text/SPLIT.LANG.conllu), else the
+  # tokeniser's
+  local lang=$1 side=$2 tokenizer normalize=none pretok=""
   tokenizer=$(tokenizer_of "$lang")
+  local parsed=0; [ -f "$WORK/text/train.$lang.conllu" ] && parsed=1
   case $tokenizer in
-    moses) normalize=moses; if [[ ",$3," == *",$side,"* ]]; then tokenizer=parser; fi ;;
-    given|kytea) parse=pretokenized ;;
+    moses) normalize=moses; [ $parsed = 1 ] && tokenizer=parser ;;
+    given|kytea) pretok=1 ;;
   esac
   local a="--tokenizer-$side $tokenizer --normalize-$side $normalize"
-  if [[ ",$3," == *",$side,"* ]]; then
-    local p; p=$(parser_args "$lang")  # --backend B --lang L [--model M] [--model-dir D]
-    local backend model=""
+  if [ $parsed = 1 ]; then
+    local p backend model=""
+    p=$(parser_args "$lang")  # --backend B --lang L [--model M] [--model-dir D]
     backend=$(echo "$p" | sed -E 's/.*--backend ([^ ]+).*/\1/')
     [[ "$p" == *"--model "* ]] && model=$(echo "$p" | sed -E 's/.*--model ([^ ]+).*/\1/')
     a="$a --parser-$side $backend${model:+ --parser-model-$side $model}"
-    [ -n "$parse" ] && a="$a --pretokenized-side $side"
+    [ -n "$pretok" ] && a="$a --pretokenized-side $side"
   fi
   echo "$a"
 }
@@ -276,7 +279,7 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
       else args+=(--lang-filter "${LANG_FILTER[$v]}"); fi
     fi
     local record=() pretok=()
-    words record "$(record_args "$SRC" source "$syntax") $(record_args "$TGT" target "$syntax")"
+    words record "$(record_args "$SRC" source) $(record_args "$TGT" target)"
     for k in "${!record[@]}"; do  # --pretokenized-side SIDE: prepare's --pretokenized takes a comma list
       if [ "${record[$k]}" = --pretokenized-side ]; then pretok+=("${record[$((k + 1))]}"); unset "record[$k]" "record[$((k + 1))]"; fi
     done

@@ -34,9 +34,10 @@ def get_parser():
                    help="intermediate files (parses, tokenised and BPE'd text, aligned syntax); default DESTDIR/work")
     p.add_argument("--syntax", default="source,target",
                    help="sides that get syntax data: 'source,target' (default), 'source', 'target' or 'none'")
-    p.add_argument("--parser", choices=PARSER_CHOICES, default="stanza",
+    p.add_argument("--parser", choices=PARSER_CHOICES, default=None,
                    help="parser for syntax sides that have no CoNLL-U file (default stanza); "
-                   "--parser-source / --parser-target choose one per side")
+                   "--parser-source / --parser-target choose one per side. For a side given as CoNLL-U, naming its "
+                   "parser records it for decoding raw text (DESTDIR/preparation.json)")
     p.add_argument("--parser-source", choices=PARSER_CHOICES, default=None,
                    help="parser of the source side (default: --parser), e.g. spacy for Japanese (GiNZA)")
     p.add_argument("--parser-target", choices=PARSER_CHOICES, default=None,

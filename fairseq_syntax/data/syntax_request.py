@@ -116,6 +116,7 @@ def resolve_request(source: Optional[FrozenSet[str]] = None, target: Optional[Fr
     than an explicit one gets it with a warning (the options win)."""
     req = SyntaxRequest(strategy=strategy or "chain", source=source or frozenset(), target=target or frozenset())
     explicit = {"source": source, "target": target}
+    chosen = {}  # strategy key -> the strategy a model asked for (two models of an ensemble must agree)
     for needs in models:
         fields = {}
         for side in ("source", "target"):
@@ -132,6 +133,11 @@ def resolve_request(source: Optional[FrozenSet[str]] = None, target: Optional[Fr
         for key, side in (("strategy", "source side"), ("target_strategy", "target side")):  # in this order:
             wanted = getattr(needs, key)  # the target side follows the source's unless the model says otherwise
             current = req.strategy_of("target") if key == "target_strategy" else req.strategy
+            if wanted is not None and strategy is None and chosen.get(key, wanted) != wanted:
+                raise ValueError(f"the models need different parent strategies on the {side} ({chosen[key]!r} and "
+                                 f"{wanted!r}): an ensemble reads one; give --parent-strategy")
+            if wanted is not None:
+                chosen[key] = wanted
             if wanted is None or wanted == current:
                 continue
             if strategy is not None:

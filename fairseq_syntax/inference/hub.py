@@ -37,13 +37,18 @@ class SyntaxHubInterface(hub_utils.GeneratorHubInterface):
 
     def __init__(self, cfg, task, models):
         super().__init__(cfg, task, models)
-        if getattr(cfg, "bpe", None) is None or getattr(cfg.bpe, "_name", None) is None:
-            self.bpe = task.build_bpe(None)  # the record's: output detokenised as the training text was
+        if (getattr(cfg, "bpe", None) is None or getattr(cfg.bpe, "_name", None) is None) and task.record is not None:
+            self.bpe = task.recorded_text()  # output detokenised as the training text was written
 
     # --- raw text ---------------------------------------------------------------------------------------------
     def encode_raw(self, sentences: List[str]) -> EncodedSources:
         """The sentences as the model reads them (token tensors carrying their aligned parse)."""
         return self.task.encode_raw(sentences)
+
+    def encode(self, sentence: str) -> torch.LongTensor:
+        """fairseq's ``encode``: one raw sentence's token ids, made as the record says (``encode_raw`` keeps
+        its parse with it too)."""
+        return self.encode_raw([sentence])[0]
 
     def sample(self, sentences: Union[str, List[str]], beam: int = 1, verbose: bool = False, **kwargs):
         if isinstance(sentences, str):

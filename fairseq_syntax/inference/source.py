@@ -82,7 +82,9 @@ class RawSourceEncoder:
     def parser(self):
         """The recorded parser, loaded once (a wrong or missing model fails here, with one line)."""
         if self._parser is None:
-
+            if self.spec.parser is None:
+                raise SyntaxDataError(f"{self.data_dir}/preparation.json", f"no parser is recorded for {self.lang}: "
+                                      "give one (--inference-parser, with its model) to parse raw text")
             backend = self.spec.parser["backend"]
             options = parser_options(self.spec.parser, self.data_dir)
             self._parser = load_parser(backend, options, f"the {backend} parser of {self.lang} (recorded in "
@@ -137,7 +139,6 @@ class RawSourceEncoder:
 
         t0 = time.perf_counter()
         spec = self.spec
-        with_syntax = with_syntax and spec.parser is not None
         texts = [line.rstrip("\r\n") for line in lines]
         numbers = list(range(first_line, first_line + len(texts)))
         prepared = [self.normalize(t.strip()) if t.strip() else "" for t in texts]
@@ -162,10 +163,7 @@ class RawSourceEncoder:
                 tokens = list(trees[k].forms(spec.units))
             elif spec.tokenizer == "moses":
                 tokens = self._moses_tokens(line)
-            elif spec.tokenizer == "kytea":
-                raise SyntaxDataError(f"{self.data_dir}/preparation.json",
-                                      f"{self.lang} was tokenised by KyTea: give KyTea-tokenised text")
-            else:  # given: whitespace tokens
+            else:  # given or kytea: the text's whitespace tokens (give KyTea-tokenised text for kytea)
                 tokens = line.split()
             if spec.lowercase:
                 tokens = [t.lower() for t in tokens]

@@ -580,11 +580,12 @@ class SyntaxTransformerModel(TransformerModel):
             source.append("labels")
             inputs.append("src_labels")
         strategy = str(getattr(self.args, "syntax_parent_strategy", "chain"))
-        return SyntaxNeeds(
+        return SyntaxNeeds(  # a parent strategy only for a side whose parents the model reads
             source=frozenset(source), target=frozenset(target), inputs=frozenset(inputs),
-            strategy="middle" if enc.pascal_layer else strategy, target_strategy=strategy,
+            strategy=("middle" if enc.pascal_layer else strategy) if "parents" in source else None,
+            target_strategy=strategy if "parents" in target else None,
             # target fields aligned with sample["target"] (predicting rows) or with prev_output_tokens
-            target_coordinates="target" if self.decoder.rows == "predicting" else "decoder_input",
+            target_coordinates=("target" if self.decoder.rows == "predicting" else "decoder_input") if target else None,
         )
 
     def forward(self, src_tokens, src_lengths, prev_output_tokens, return_all_hiddens: bool = True,

@@ -88,7 +88,7 @@ def _sides(spec, option="--syntax"):
 def side_parser_spec(args, lang, side):
     """(backend, constructor options, what to name in an error) of one side's parser."""
 
-    backend = getattr(args, f"parser_{side}") or args.parser
+    backend = getattr(args, f"parser_{side}") or args.parser or "stanza"
     model = args.parser_model_source if side == "source" else args.parser_model_target
     options = backend_options(backend, lang=lang, model=model, model_dir=args.stanza_dir, gpu=args.gpu,
                               pretokenized=side in _sides(args.pretokenized or "none", "--pretokenized"))
@@ -268,7 +268,8 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work, parsers=No
             conllu = _first(conllu, args.train_first, os.path.join(work, f"train.first.{lang}.conllu"))
         if os.path.exists(raw):
             raw = _first(raw, args.train_first, os.path.join(work, f"train.first.{lang}"))
-    if getattr(args, f"normalize_{side}") == "moses" and os.path.exists(raw) and not os.path.exists(conllu):
+    if getattr(args, f"normalize_{side}") == "moses" and side in syntax_sides and os.path.exists(raw) \
+            and not os.path.exists(conllu):  # text prepare parses itself; given tokens were made so before
         raw = normalized_text(raw, os.path.join(work, f"{split}.normalized.{lang}"), lang)
     if side in syntax_sides:
         if not os.path.exists(conllu):
@@ -482,33 +483,39 @@ def fairseq_preprocess(argv):
                 handler.close()
 
 
-def language_record(args, lang, side, syntax_sides):
-    """How this preparation made a language's tokens (:mod:`fairseq_syntax.preparation.record`)."""
-
+def language_record(args, lang, side, syntax_sides, parsed_here):
+    """How this preparation made a language's tokens (:mod:`fairseq_syntax.preparation.record`): the parser is
+    recorded when prepare ran it on this side or the options name one (a side given as CoNLL-U: the parser that
+    made it), with absolute model paths and without GPU options (the record is for decoding elsewhere)."""
     pretokenized = side in _sides(args.pretokenized or "none", "--pretokenized")
+    parser = None
+    if parsed_here or getattr(args, f"parser_{side}") or args.parser:
+        backend, options, _ = side_parser_spec(args, lang, side)
+        options = {k: v for k, v in options.items() if k != "gpu"}
+        for key in ("model_path", "model", "model_dir", "path"):
+            value = options.get(key)
+            if isinstance(value, str) and os.path.exists(value):
+                options[key] = os.path.abspath(value)
+        parser = {"backend": backend, "options": options}
     tokenizer = getattr(args, f"tokenizer_{side}")
     if tokenizer == "auto":
-        tokenizer = "parser" if side in syntax_sides and not pretokenized else "given"
-    parser = None
-    if side in syntax_sides:
-        backend, options, _ = side_parser_spec(args, lang, side)
-        parser = {"backend": backend, "options": options}
+        tokenizer = "parser" if parser is not None and side in syntax_sides and not pretokenized else "given"
     norm = getattr(args, f"normalize_{side}")
     return LanguageRecord(tokenizer=tokenizer, normalize=None if norm == "none" else norm,
                           lowercase=bool(args.lowercase), units=args.units, parser=parser)
 
 
-def write_record(args, syntax_sides, codes):
-    """DESTDIR/preparation.json, and the BPE codes beside it (what decoding raw text needs)."""
-
-    languages = {lang: language_record(args, lang, side, syntax_sides)
+def write_record(args, syntax_sides, codes, parsed_sides=()):
+    """DESTDIR/preparation.json, and the BPE codes beside it (what decoding raw text needs); ``parsed_sides``:
+    the sides prepare parsed itself."""
+    languages = {lang: language_record(args, lang, side, syntax_sides, side in parsed_sides)
                  for lang, side in ((args.source_lang, "source"), (args.target_lang, "target"))}
     bpe = {}
     for lang, path in codes.items():
         name = "bpe.codes" if not args.separate_bpe else f"bpe.codes.{lang}"
         shutil.copyfile(path, os.path.join(args.destdir, name))
         bpe[lang] = name
-    return PreparationRecord(languages=languages, bpe=bpe or None).save(args.destdir)
+    return PreparationRecord(languages=languages, bpe=bpe or None, bpe_merges=args.bpe_merges).save(args.destdir)
 
 
 def record_existing(args, syntax_sides, work):
@@ -565,7 +572,8 @@ def prepare(args):
     splits = [(s, p) for s, p in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)) if p]
 
     parsers = {}
-    load_side_parsers(args, sides_to_parse(args, [pref for _, pref in splits], syntax_sides), parsers)
+    to_parse = sides_to_parse(args, [pref for _, pref in splits], syntax_sides)
+    load_side_parsers(args, to_parse, parsers)
     texts, conllus = {}, {}
     for split, pref in splits:
         for lang, side in ((src, "source"), (tgt, "target")):
@@ -604,7 +612,7 @@ def prepare(args):
                                lang, args.units, text_prefix=os.path.join(work, f"{split}.{lang}"),
                                progress=not args.no_progress,
                                total=None if args.no_progress else _count_lines(bpe_paths[(split, lang)]))
-    write_record(args, syntax_sides, codes)
+    write_record(args, syntax_sides, codes, [side for _, side in to_parse])
     logger.info("prepared %s in %.1fs", args.destdir, time.perf_counter() - t_start)
     print(f"data-bin ready: {args.destdir}")
 

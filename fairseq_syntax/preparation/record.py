@@ -18,7 +18,8 @@ Fields per language (:class:`LanguageRecord`):
 * ``parser``: ``{"backend": ..., "options": {...}}`` of the parser that made the trees (None without syntax);
   a model path relative to the data-bin stays relative (a packed model folder moves as a whole).
 
-``bpe``: the codes file(s) in the data-bin per language (None: words are the units).
+``bpe``: the codes file(s) in the data-bin per language (one file for both: joint BPE; None: words are the
+units), ``bpe_merges`` the merges learned.
 """
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ class LanguageRecord:
 class PreparationRecord:
     languages: Dict[str, LanguageRecord] = field(default_factory=dict)
     bpe: Optional[Dict[str, str]] = None  # language -> codes file, relative to the data-bin
+    bpe_merges: int = 0  # merges learned (joint when both languages name one file)
     version: int = VERSION
 
     def save(self, data_dir: str) -> str:
@@ -76,7 +78,7 @@ class PreparationRecord:
             if raw.get("version") != VERSION:
                 raise ValueError(f"version {raw.get('version')}, this plugin reads version {VERSION}")
             return cls(languages={k: LanguageRecord(**v) for k, v in raw["languages"].items()}, bpe=raw.get("bpe"),
-                       version=raw["version"])
+                       bpe_merges=raw.get("bpe_merges", 0), version=raw["version"])
         except (ValueError, KeyError, TypeError) as e:
             raise SyntaxDataError(path, f"not a preparation record this plugin can read: {e}") from None
 

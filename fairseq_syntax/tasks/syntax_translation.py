@@ -185,13 +185,19 @@ class SyntaxTranslationTask(TranslationTask):
                                                  self.src_label_dict, parser=override)
         return self._raw_encoder.encode(lines, first_line, bool(self.syntax_request.required("source")))
 
+    def recorded_text(self) -> RecordedText:
+        """The record's text processing: output detokenised as the training text was written (its ``encode``
+        leaves raw lines to :meth:`encode_raw`)."""
+        return RecordedText(self.record, self.data_dir, self.cfg.target_lang)
+
     def build_bpe(self, args):
-        """fairseq-interactive / fairseq-generate / the hub ask for the BPE: none given (``--bpe``) and a
-        preparation record present: the record's text processing (raw source lines encoded by
-        :meth:`encode_raw`, output detokenised as the training text was written)."""
-        if (args is None or getattr(args, "_name", None) is None) and self.record is not None:
+        """fairseq-interactive asks for the BPE with no dataset loaded: with no ``--bpe`` given and a preparation
+        record present, raw source lines are encoded by :meth:`encode_raw` and the output detokenised as the
+        training text was written (:meth:`recorded_text`). fairseq-generate (which loads its split first) keeps
+        fairseq's behaviour: its S-/T-/H- lines stay tokenised."""
+        if (args is None or getattr(args, "_name", None) is None) and self.record is not None and not self.datasets:
             self.raw_text_input = True
-            return RecordedText(self.record, self.data_dir, self.cfg.target_lang)
+            return self.recorded_text()
         return super().build_bpe(args)
 
     def get_interactive_tokens_and_lengths(self, lines, encode_fn):
@@ -272,12 +278,13 @@ class SyntaxTranslationTask(TranslationTask):
         self.add_missing_source_inputs(sample)
         hypos = super().inference_step(generator, models, sample, prefix_tokens=prefix_tokens, constraints=constraints)
         lengths = sample["net_input"]["src_lengths"].tolist()
+        device = sample["net_input"]["src_tokens"].device
         eos = self.target_dictionary.eos()
         for b, n in enumerate(lengths):
             if n <= 1:
-                tokens = torch.tensor([eos], device=sample["net_input"]["src_tokens"].device)
-                hypos[b] = [{"tokens": tokens, "score": torch.tensor(0.0), "attention": None, "alignment": None,
-                             "positional_scores": torch.zeros(1)}]
+                hypos[b] = [{"tokens": torch.tensor([eos], device=device), "score": torch.tensor(0.0, device=device),
+                             "attention": None, "alignment": torch.zeros(0, 2, dtype=torch.long),
+                             "positional_scores": torch.zeros(1, device=device), "steps": []}]
         return hypos
 
     def add_missing_source_inputs(self, sample) -> None:
@@ -290,12 +297,32 @@ class SyntaxTranslationTask(TranslationTask):
         known = [self._interactive_sources.get(tuple(r.tolist())) for r in rows]
         if all(k is not None for k in known):  # fairseq-interactive's raw lines: their parse, as encoded
             side = self._side_of(known)
-        else:
-            side = self.parse_inputs(rows)
+        else:  # an empty source (EOS alone) has no words to parse; it gets an empty translation
+            nonempty = [k for k, r in enumerate(rows) if r.numel() > 1]
+            parsed = self.parse_inputs([rows[k] for k in nonempty]) if nonempty else None
+            side = self._side_with_empty_rows(parsed, nonempty, len(rows))
         fields = collate_rows(side, missing, self.syntax_request.strategy_of("source"), src.size(1),
                               self.cfg.left_pad_source, prefix="src_")
         for name, value in fields.items():
             net[name] = value.to(src.device)
+
+    def _side_with_empty_rows(self, parsed: Optional[SideSyntax], nonempty, n: int) -> SideSyntax:
+        """``parsed`` (the rows ``nonempty``) with zero-length rows for the other of ``n`` rows."""
+        from fairseq.data import ListDataset
+
+        empty = torch.zeros(0, dtype=torch.long)
+        where = {k: i for i, k in enumerate(nonempty)}
+        cols = {}
+        for name in ("words", "heads", "labels"):
+            ds = getattr(parsed, name) if parsed is not None else None
+            if name == "labels" and (self.src_label_dict is None or (parsed is not None and ds is None)):
+                cols[name] = None
+                continue
+            cols[name] = [torch.as_tensor(ds[where[k]]) if k in where else empty for k in range(n)]
+        sizes = np.array([len(x) for x in cols["words"]])
+        datasets = {f: ListDataset(v, sizes) if v is not None else None for f, v in cols.items()}
+        return SideSyntax(datasets["words"], datasets["heads"], datasets["labels"], self.src_label_dict,
+                          name="input")
 
     def _side_of(self, sources) -> SideSyntax:
         """The aligned syntax of encoded raw lines, as a side of a dataset (rows in the given order)."""
@@ -345,13 +372,13 @@ class SyntaxTranslationTask(TranslationTask):
 
     def _adopt_saved_config(self, task_cfg):
         """fairseq-generate: the syntax options the checkpoint was trained with (explicit fields and parent
-        strategy) replace this command line's 'auto'."""
+        strategy) replace this command line's 'auto' (an explicit option here wins)."""
         strategy = getattr(task_cfg, "parent_strategy", None)
-        if strategy is not None and str(strategy) != "auto":
+        if strategy is not None and str(strategy) != "auto" and self._strategy is None:
             self._strategy = str(strategy)
         for side, opt in (("source", "source_syntax"), ("target", "target_syntax")):
             explicit = _parse_fields(getattr(task_cfg, opt, None), opt.replace("_", "-"))
-            if explicit is not None:
+            if explicit is not None and self._explicit[side] is None:
                 self._explicit[side] = explicit
         self._set_request(self._resolve_request())
 

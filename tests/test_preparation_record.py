@@ -1,0 +1,79 @@
+"""The preparation record (DATA-BIN/preparation.json): what prepare records of each language, and how raw text is
+encoded from it (fairseq_syntax.preparation.record, fairseq_syntax.inference.source)."""
+import os
+
+import pytest
+from fairseq.data import Dictionary
+
+from fairseq_syntax.data.conllu import sentence_from_heads, write_conllu
+from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.inference.source import RawSourceEncoder
+from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
+from helpers import run, tool
+
+
+def _corpus(tmp_path, src_lines, tgt_lines, src_conllu=None):
+    for name, lines in (("src", src_lines), ("tgt", tgt_lines)):
+        (tmp_path / f"train.{name}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if src_conllu is not None:
+        with open(tmp_path / "train.src.conllu", "w", encoding="utf-8") as f:
+            write_conllu(src_conllu, f)
+    return str(tmp_path / "train")
+
+
+def test_given_tokens_are_recorded_not_normalised_again(tmp_path):
+    """A side without syntax given as tokens (the recipes' Moses-tokenised text) keeps its tokens: the
+    normalisation option only records how they were made; a side given as CoNLL-U without a parser named
+    records no parser (none ran)."""
+    tokens = ["He said : ( really ) at 50 % ;", "a b c"]
+    trees = [sentence_from_heads(["x", "y"], [0, 1]), sentence_from_heads(["z"], [0])]
+    pref = _corpus(tmp_path, ["x y", "z"], tokens, trees)
+    dest = tmp_path / "bin"
+    run([tool("fairseq-syntax-prepare"), "-s", "src", "-t", "tgt", "--trainpref", pref, "--destdir", str(dest),
+         "--syntax", "source", "--bpe-merges", "0", "--normalize-target", "moses", "--tokenizer-target", "moses",
+         "--no-progress"])
+    assert (dest / "work" / "train.tok.tgt").read_text(encoding="utf-8").splitlines() == tokens
+    record = PreparationRecord.load(str(dest))
+    assert record.languages["tgt"] == LanguageRecord(tokenizer="moses", normalize="moses", parser=None)
+    assert record.languages["src"].parser is None and record.languages["src"].tokenizer == "given"
+    assert record.bpe is None and record.bpe_merges == 0
+
+
+def _dictionary(words):
+    d = Dictionary()
+    for w in words:
+        d.add_symbol(w)
+    return d
+
+
+def test_kytea_and_given_tokens_are_the_texts_own(tmp_path):
+    record = PreparationRecord(languages={"ja": LanguageRecord(tokenizer="kytea"),
+                                          "en": LanguageRecord(tokenizer="given", lowercase=True)})
+    ja = RawSourceEncoder(record, str(tmp_path), "ja", _dictionary(["今日", "は", "晴れ"]))
+    [src] = ja.encode(["今日 は 晴れ"], with_syntax=False).sources
+    assert src.tokens == ["今日", "は", "晴れ"] and src.ids.tolist()[:3] == [ja.dictionary.index(w) for w in src.tokens]
+    en = RawSourceEncoder(record, str(tmp_path), "en", _dictionary(["a", "dog"]))
+    out = en.encode(["A Dog", ""], first_line=7, with_syntax=False)
+    assert out.sources[0].tokens == ["a", "dog"] and out.sources[1].empty and out.sources[1].line == 8
+    assert out[1].tolist() == [en.dictionary.eos()]  # an empty line: EOS alone
+
+
+def test_a_model_that_needs_the_parse_without_a_recorded_parser_says_so(tmp_path):
+    record = PreparationRecord(languages={"en": LanguageRecord(tokenizer="given")})
+    enc = RawSourceEncoder(record, str(tmp_path), "en", _dictionary(["a"]))
+    with pytest.raises(SyntaxDataError, match="no parser is recorded for en: give one"):
+        enc.encode(["a b"], with_syntax=True)
+
+
+def test_a_relative_parser_model_is_recorded_absolute(tmp_path):
+    pytest.importorskip("ufal.udpipe")
+    from conftest import require_shared
+
+    model = require_shared("models", "en_ewt_udpipe_small.udpipe")
+    os.symlink(model, tmp_path / "en.udpipe")
+    pref = _corpus(tmp_path, ["the dog runs ."], ["der Hund läuft ."])
+    run([tool("fairseq-syntax-prepare"), "-s", "src", "-t", "tgt", "--trainpref", pref, "--destdir",
+         str(tmp_path / "bin"), "--syntax", "source", "--parser", "udpipe", "--parser-model-source", "en.udpipe",
+         "--bpe-merges", "0", "--gpu", "--no-progress"], cwd=str(tmp_path))
+    parser = PreparationRecord.load(str(tmp_path / "bin")).languages["src"].parser
+    assert parser["options"]["model_path"] == str(tmp_path / "en.udpipe") and "gpu" not in parser["options"]
