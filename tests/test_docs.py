@@ -67,3 +67,11 @@ def test_every_old_readme_section_has_a_page():
     found = {h for page in PAGES[1:] for h in headings(page)}
     missing = [s for s in OLD_SECTIONS if s not in found]
     assert not missing, missing
+
+
+def test_readme_results_table_is_the_committed_json():
+    import subprocess
+    import sys
+    script = os.path.join(ROOT, "examples", "recipes", "readme_table.py")
+    r = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
