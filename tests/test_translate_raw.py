@@ -39,10 +39,12 @@ def trained(tmp_path_factory):
          "--normalize-source", "moses", "--normalize-target", "moses", "--no-progress"])
     checkpoints = {}
     for name, arch, criterion in (("dep_rel", "transformer_dep_rel_tiny", "label_smoothed_cross_entropy"),
-                                  ("dbsa", "transformer_dbsa_tiny", "label_smoothed_cross_entropy_with_dependency")):
+                                  ("dbsa", "transformer_dbsa_tiny", "label_smoothed_cross_entropy_with_dependency"),
+                                  ("cky_lstm", "cky_lstm_tiny", "label_smoothed_cross_entropy")):
         save = str(d / f"ck_{name}")
+        share = [] if name == "cky_lstm" else ["--share-all-embeddings"]
         run([tool("fairseq-train"), data, "--user-dir", USER_DIR, "--task", "syntax_translation", "--arch", arch,
-             "--share-all-embeddings", "--criterion", criterion, "--label-smoothing", "0.1", "--optimizer", "adam",
+             *share, "--criterion", criterion, "--label-smoothing", "0.1", "--optimizer", "adam",
              "--lr", "2e-3", "--max-tokens", "2000", "--max-update", "120", "--cpu", "--save-dir", save,
              "--no-epoch-checkpoints", "--disable-validation", "--num-workers", "0", "--seed", "1"])
         checkpoints[name] = os.path.join(save, "checkpoint_last.pt")
@@ -95,6 +97,15 @@ def test_packed_model_translates_raw_text_as_generate_does(trained, tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == want
+
+
+def test_an_lstm_model_translates_raw_text_as_generate_does(trained, tmp_path):
+    """The hub is the same for the LSTM models (here CKY attention): raw text in, generate's output out."""
+    from fairseq_syntax.inference.hub import from_pretrained
+
+    data, checkpoints, test_en, _ = trained
+    hub = from_pretrained(os.path.dirname(checkpoints["cky_lstm"]), "checkpoint_last.pt", data)
+    assert hub.translate(test_en, **GENERATION) == generated(data, checkpoints["cky_lstm"], tmp_path)
 
 
 def test_raw_text_edge_cases_and_interactive(trained):
