@@ -184,8 +184,9 @@ def test_joint_attention_sums_to_one_and_padding_gets_nothing():
     t = src.size(1)
     torch.testing.assert_close(word_alpha[:t].sum(0), torch.ones(2))
     assert word_alpha[t:].abs().max() == 0
-    attn.return_joint = True
-    out, alpha = attn(query, memory, padding)
+    with attn.joint_weights():
+        out, alpha = attn(query, memory, padding)
+    assert attn.return_joint is False  # left as it was
     assert out.shape == (2, memory.size(-1)) and alpha.shape == padding.shape
     torch.testing.assert_close(alpha.sum(0), torch.ones(2))
     assert alpha[padding].abs().max() == 0 and (alpha[~padding] > 0).all()

@@ -12,7 +12,7 @@ import socket
 import pytest
 import torch
 
-from fairseq_syntax.cli.train import launcher_options
+from fairseq_syntax.launcher import launcher_options
 from helpers import BIN, USER_DIR, run, tool
 
 CRITERIA = {

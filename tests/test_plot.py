@@ -113,7 +113,7 @@ def test_heads_errors(data_bin, dbsa_checkpoint, tmp_path):
 
     with pytest.raises(SyntaxDataError, match="split 'test': has 21 sentences"):
         main(["heads", data_bin, "--path", dbsa_checkpoint, "--index", "21", "-o", str(tmp_path / "x.png")])
-    with pytest.raises(SystemExit, match="no PASCAL heads"):
+    with pytest.raises(SyntaxDataError, match="no PASCAL heads"):
         main(["pascal", data_bin, "--path", dbsa_checkpoint, "-o", str(tmp_path / "x.png")])
     assert not os.path.exists(tmp_path / "x.png")
 
@@ -149,10 +149,14 @@ def test_conllu_of_induced_parses(data_bin, dbsa_checkpoint, tmp_path):
     assert meta["heads"] == sent.heads and meta["gold_heads"] == list(read_conllu(gold))[6].heads
     assert meta["uas"] == sum(a == b for a, b in zip(meta["heads"], meta["gold_heads"])) / len(sent.words)
     assert "sentence 6" in meta["title"] and meta["text"] in meta["title"].replace("\n", " ")
-    from fairseq_syntax.cli.plot import main
+    from fairseq_syntax.cli.plot import cli_main, main
+    from fairseq_syntax.errors import SyntaxDataError
 
-    with pytest.raises(SystemExit, match="has 21 sentences"):
+    with pytest.raises(SyntaxDataError, match="--index 21: the file has 21 sentences"):
         main(["conllu", gold, "-i", "21", "-o", str(tmp_path / "x.png")])
+    with pytest.raises(SystemExit) as e:  # the command: one line, exit status 1
+        cli_main(["conllu", gold, "-i", "21", "-o", str(tmp_path / "x.png")])
+    assert e.value.code == 1
 
 
 def test_console_script(data_bin, tmp_path):

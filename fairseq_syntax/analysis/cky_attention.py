@@ -2,21 +2,80 @@
 forced decoding, their level grid and the figure (the library behind ``fairseq-syntax-cky-attention``, whose
 docstring says what the picture shows)."""
 import math
+from dataclasses import dataclass
+from typing import List, Optional
 
 import torch
 
+from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.modules.cky_table import cell_coordinates
 
 
 def cky_attention(model, src_tokens, tgt_tokens, eos):
-    """Joint attention (tgt, T + T(T+1)/2) of one sentence pair by forced decoding (tgt ends with EOS)."""
+    """Joint attention (tgt, T + T(T+1)/2) of one sentence pair by forced decoding (tgt ends with EOS); the
+    model is left as it was (fairseq's ``need_attn``, the attention's weights)."""
     model.eval()
-    model.decoder.need_attn = True
-    model.decoder.attention.return_joint = True
     prev = torch.cat([tgt_tokens.new_tensor([eos]), tgt_tokens[:-1]]).unsqueeze(0)
-    with torch.no_grad():
-        _, attn = model(src_tokens.unsqueeze(0), torch.tensor([src_tokens.numel()], device=src_tokens.device), prev)
+    need_attn, model.decoder.need_attn = model.decoder.need_attn, True
+    try:
+        with torch.no_grad(), model.decoder.attention.joint_weights():
+            _, attn = model(src_tokens.unsqueeze(0), torch.tensor([src_tokens.numel()], device=src_tokens.device),
+                            prev)
+    finally:
+        model.decoder.need_attn = need_attn
     return attn[0]
+
+
+@dataclass
+class CKYFigure:
+    source: List[str]  # the source tokens (BPE units, EOS last)
+    target: List[str]  # the target tokens
+    grid: torch.Tensor  # (target, T, T) joint weights by start and level (:func:`level_grid`)
+
+
+def cky_attention_figure(path: str, data: str, output: str, source: Optional[str] = None, index: int = 0,
+                         split: str = "test", target: Optional[str] = None, max_len: int = 100, columns: int = 6,
+                         tsv: Optional[str] = None, cpu: bool = False) -> CKYFigure:
+    """Fig. 4 for one sentence of a trained cky_lstm model: the source (``source``, BPE tokens, or sentence
+    ``index`` of ``split``), its greedy translation (or the forced ``target``), the joint attention over the
+    CKY levels drawn to ``output`` (PNG) and, with ``tsv``, written as target / level / start / span / weight
+    rows."""
+    from fairseq_syntax.analysis.checkpoint import check_index, load_checkpoint, load_split
+    from fairseq_syntax.modules.lstm_attention import memory_states
+
+    model, _cfg, task, device = load_checkpoint(path, data, cpu=cpu)
+    if getattr(model.encoder, "cky", None) is None:
+        raise SyntaxDataError(path, "not a CKY attention model (train with --arch cky_lstm)")
+    src_dict, tgt_dict = task.source_dictionary, task.target_dictionary
+    if source is not None:
+        src = src_dict.encode_line(source, add_if_not_exist=False, append_eos=True).long()
+    else:
+        dataset = load_split(task, split)
+        check_index(dataset, index, split)
+        src = dataset[index]["source"]
+    src = src.to(device)
+    if target is not None:
+        tgt = tgt_dict.encode_line(target, add_if_not_exist=False, append_eos=True).long().to(device)
+    else:
+        tgt = greedy(task, model, src, max_len)
+    weights = cky_attention(model, src, tgt, tgt_dict.eos()).float().cpu()
+    fig = CKYFigure([src_dict[i] for i in src.tolist()], [tgt_dict[i] for i in tgt.tolist()],
+                    level_grid(weights, memory_states(weights.size(1))))
+    plot(fig.grid, fig.source, fig.target, output, columns)
+    if tsv:
+        write_tsv(fig, tsv)
+    return fig
+
+
+def write_tsv(fig: CKYFigure, path: str) -> None:
+    """One row per target token and CKY cell: target, level i, start j, the span's tokens, the weight."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("target\tlevel\tstart\tspan\tweight\n")
+        for k, word in enumerate(fig.target):
+            for j in range(len(fig.source)):
+                for i in range(1, len(fig.source) - j + 1):
+                    span = " ".join(fig.source[j:j + i])
+                    f.write(f"{word}\t{i}\t{j}\t{span}\t{fig.grid[k, j, i - 1].item():.6f}\n")
 
 
 def level_grid(weights: torch.Tensor, num_states: int) -> torch.Tensor:

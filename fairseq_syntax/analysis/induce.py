@@ -22,6 +22,7 @@ import torch
 from fairseq_syntax.data.conllu import Sentence
 from fairseq_syntax.data.parent_strategies import word_spans
 from fairseq_syntax.data.tree import max_spanning_tree, unlabeled_attachment
+from fairseq_syntax.errors import OptionError
 
 
 def words_from_subwords(subwords, word_idx):
@@ -107,7 +108,7 @@ def parse_rows(extra, batch, b, side, dictionary, target_coordinates="target", l
         n = len(real) - 1  # without EOS
         return logp, offset, toks[offset : offset + n]
     if left_pad_target:
-        raise SystemExit("error: --left-pad-target is not supported here")
+        raise OptionError("--left-pad-target is not supported here")
     logp = extra["parse_logprobs"][0][b]
     tgt = batch["target"][b]
     n = int(tgt.ne(dictionary.pad()).sum()) - 1

@@ -44,6 +44,7 @@ import numpy as np
 
 from fairseq_syntax.data.conllu import read_conllu
 from fairseq_syntax.data.syntax_request import SyntaxNeeds
+from fairseq_syntax.errors import OptionError, SyntaxDataError
 
 METADATA_KEY = "fairseq-syntax-plot"
 
@@ -238,7 +239,7 @@ def plot_heads(path, data, output, split="test", index=0, side="both", decode="m
     sides = [s for s in ("encoder", "decoder") if has[s] and side in ("both", s)]
     if not sides:
         what = "no parse head" if not any(has.values()) else f"no {side} parse head"
-        raise SystemExit(f"error: {path}: the model has {what} (DBSA/SISA/SyncAttn presets have them)")
+        raise SyntaxDataError(path, f"the model has {what} (DBSA/SISA/SyncAttn presets have them)")
     request = task.syntax_request  # the model's needs, resolved when the checkpoint's model was built
     strategy = request.strategy_of("target")
     coords = request.target_coordinates
@@ -327,16 +328,16 @@ def plot_pascal(data, output, split="test", index=0, path=None, variance=1.0, we
         model, cfg, task, _ = load_checkpoint(path, data, cpu=cpu)
         scaling = [m for m in model.modules() if isinstance(m, ParentScaledHeads)]
         if not scaling:
-            raise SystemExit(f"error: {path}: the model has no PASCAL heads (--pascal-layer); "
-                             "leave --path out to draw D^p with --variance")
+            raise SyntaxDataError(path, "the model has no PASCAL heads (--pascal-layer); leave --path out to draw "
+                                  "D^p with --variance")
         variance, weights, task_cfg = scaling[0].variance, scaling[0].weight_function, cfg.task
     else:
         task = _data_task(data, source_lang, target_lang)
     if variance <= 0:
-        raise SystemExit(f"error: --variance must be > 0, not {variance}")
+        raise OptionError(f"--variance must be > 0, not {variance}")
     ds = load_split(task, split, task_cfg)
     if ds.src_syntax is None:
-        raise SystemExit(f"error: {data}: split {split!r} has no source syntax data (PASCAL's parents)")
+        raise SyntaxDataError(data, f"split {split!r} has no source syntax data (PASCAL's parents)")
     batch = one_sentence_batch(ds, index, split)
     tokens = batch["net_input"]["src_tokens"]
     parents = batch["syntax"]["src_parents"].float()
@@ -381,19 +382,19 @@ def _conllu_sentence(path, index):
     for count, sent in enumerate(read_conllu(path), 1):
         if count - 1 == index:
             return sent
-    raise SystemExit(f"error: {path}: --index {index}: the file has {count} sentences (0..{count - 1})")
+    raise SyntaxDataError(path, f"--index {index}: the file has {count} sentences (0..{count - 1})")
 
 
 def plot_conllu(conllu, output, index=0, gold_path=None, no_labels=False, json_path=None, dpi=150):
     """The arcs of sentence ``index`` of a CoNLL-U file (against ``gold_path``'s) -> PNG ``output``."""
     if index < 0:
-        raise SystemExit(f"error: --index must be >= 0, not {index}")
+        raise OptionError(f"--index must be >= 0, not {index}")
     sent = _conllu_sentence(conllu, index)
     gold = None
     if gold_path:
         g = _conllu_sentence(gold_path, index)
         if g.words != sent.words:
-            raise SystemExit(f"error: sentence {index}: {conllu} and {gold_path} have different words "
+            raise SyntaxDataError(f"sentence {index}", f"{conllu} and {gold_path} have different words "
                              f"({len(sent.words)} vs {len(g.words)}: {' '.join(sent.words)!r} vs "
                              f"{' '.join(g.words)!r})")
         gold = g.heads

@@ -3,7 +3,7 @@ import logging
 import os
 import sys
 
-from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.errors import OptionError, SyntaxDataError
 
 
 def prog_name(script: str) -> str:
@@ -25,7 +25,8 @@ def setup_logging():
 
 
 def run(main, argv=None):
-    """Run ``main(argv)``; print data errors as one clear line, exit 1."""
+    """Run ``main(argv)``; print a data error as one clear line (exit 1), an inconsistent option as one line
+    (exit 2, argparse's status for usage errors)."""
 
     setup_logging()
     try:
@@ -33,3 +34,6 @@ def run(main, argv=None):
     except SyntaxDataError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(1)
+    except OptionError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)

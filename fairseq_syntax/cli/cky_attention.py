@@ -16,7 +16,6 @@ unless ``--target`` gives one (forced decoding). The weights also go to a TSV.
         --split test --index 0 --output fig4.png --tsv fig4.tsv
 """
 import argparse
-import sys
 
 from fairseq_syntax.cli import run
 
@@ -40,51 +39,16 @@ def build_parser():
 
 
 def main(argv=None):
-    from fairseq_syntax.analysis.checkpoint import (
-        check_index,
-        load_checkpoint,
-        load_split,
-    )
-    from fairseq_syntax.analysis.cky_attention import (
-        cky_attention,
-        greedy,
-        level_grid,
-        plot,
-    )
-    from fairseq_syntax.modules.lstm_attention import memory_states
+    from fairseq_syntax.analysis.cky_attention import cky_attention_figure
 
     args = build_parser().parse_args(argv)
-
-    model, _cfg, task, device = load_checkpoint(args.path, args.data, cpu=args.cpu)
-    if getattr(model.encoder, "cky", None) is None:
-        sys.exit(f"{args.path}: not a CKY attention model (train with --arch cky_lstm)")
-    src_dict, tgt_dict = task.source_dictionary, task.target_dictionary
-    if args.source is not None:
-        src = src_dict.encode_line(args.source, add_if_not_exist=False, append_eos=True).long()
-    else:
-        dataset = load_split(task, args.split)
-        check_index(dataset, args.index, args.split)
-        src = dataset[args.index]["source"]
-    src = src.to(device)
-    if args.target is not None:
-        tgt = tgt_dict.encode_line(args.target, add_if_not_exist=False, append_eos=True).long().to(device)
-    else:
-        tgt = greedy(task, model, src, args.max_len)
-    weights = cky_attention(model, src, tgt, tgt_dict.eos()).float().cpu()
-    grid = level_grid(weights, memory_states(weights.size(1)))
-    src_labels = [src_dict[i] for i in src.tolist()]
-    tgt_labels = [tgt_dict[i] for i in tgt.tolist()]
-    plot(grid, src_labels, tgt_labels, args.output, args.columns)
-    print(f"source: {' '.join(src_labels)}\ntarget: {' '.join(tgt_labels)}\nwrote {args.output}")
+    fig = cky_attention_figure(args.path, args.data, args.output, source=args.source, index=args.index,
+                               split=args.split, target=args.target, max_len=args.max_len, columns=args.columns,
+                               tsv=args.tsv, cpu=args.cpu)
+    print(f"source: {' '.join(fig.source)}\ntarget: {' '.join(fig.target)}\nwrote {args.output}")
     if args.tsv:
-        with open(args.tsv, "w", encoding="utf-8") as f:
-            f.write("target\tlevel\tstart\tspan\tweight\n")
-            for k, word in enumerate(tgt_labels):
-                for j in range(len(src_labels)):
-                    for i in range(1, len(src_labels) - j + 1):
-                        span = " ".join(src_labels[j:j + i])
-                        f.write(f"{word}\t{i}\t{j}\t{span}\t{grid[k, j, i - 1].item():.6f}\n")
         print(f"wrote {args.tsv}")
+    return fig
 
 
 def cli_main(argv=None):

@@ -9,6 +9,7 @@ import os
 from fairseq_syntax.cli import run
 from fairseq_syntax.cli.common import add_parse_head_args
 from fairseq_syntax.data.conllu import write_conllu
+from fairseq_syntax.errors import SyntaxDataError
 
 
 def get_parser():
@@ -40,8 +41,8 @@ def main(argv=None):
     ds = load_split(task, args.split, cfg.task)
     try:
         trees = induce_parses(model, task, ds, args.decode, args.max_tokens, device)
-    except ValueError as e:
-        raise SystemExit(f"error: {args.path}: {e}")
+    except ValueError as e:  # a model without parse heads, a split without what a head needs
+        raise SyntaxDataError(args.path, str(e)) from None
     report = {}
     for side, (preds, golds) in trees.items():
         if args.output_prefix:

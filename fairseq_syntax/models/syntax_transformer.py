@@ -589,10 +589,12 @@ class SyntaxTransformerModel(TransformerModel):
         )
 
     def forward(self, src_tokens, src_lengths, prev_output_tokens, return_all_hiddens: bool = True,
-                features_only: bool = False, alignment_layer=None, alignment_heads=None, **syntax_inputs):
-        """fairseq's encoder-decoder forward, plus the syntax inputs of the encoder (src_depths, ...)."""
+                features_only: bool = False, alignment_layer=None, alignment_heads=None, src_depths=None,
+                src_parents=None, src_labels=None):
+        """fairseq's encoder-decoder forward, plus the encoder's syntax inputs (the batch's ``net_input`` fields
+        that :meth:`syntax_needs` asks for; see :meth:`SyntaxTransformerEncoder.forward`)."""
         encoder_out = self.encoder(src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
-                                   **syntax_inputs)
+                                   src_depths=src_depths, src_parents=src_parents, src_labels=src_labels)
         decoder_out = self.decoder(prev_output_tokens, encoder_out=encoder_out, features_only=features_only,
                                    alignment_layer=alignment_layer, alignment_heads=alignment_heads,
                                    src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)

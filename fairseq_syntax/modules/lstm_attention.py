@@ -19,11 +19,12 @@ fairseq's LSTM decoder, its beam search and ``reorder_encoder_out`` carry it
 unchanged: the table is computed once per source sentence and reused at
 every decoding step. ``memory_states`` recovers T from the memory length.
 The attention weights returned to fairseq are the word-level alpha of Eq. 8
-(over the states; what ``--print-alignment`` reads); with ``return_joint``
-set (the Fig. 4 plot command) they are the joint alpha', alpha'' over the
+(over the states; what ``--print-alignment`` reads); within
+``CKYAttention.joint_weights()`` (the Fig. 4 plot command) they are the joint alpha', alpha'' over the
 whole memory.
 """
 import math
+from contextlib import contextmanager
 
 import torch
 from fairseq.models.lstm import AttentionLayer, Linear
@@ -65,13 +66,24 @@ class CKYAttention(nn.Module):
     def __init__(self, dim: int):
         super().__init__()
         self.output_proj = Linear(3 * dim, dim, bias=False)  # W^ in R^{d x 3d}
-        self.return_joint = False  # return the joint weights over states and cells instead of Eq. 8's
+        # fairseq's LSTMDecoder calls the attention with (query, memory, padding) only: which weights it returns
+        # is set for the duration of a `with joint_weights():` block (the analysis's Fig. 4), never left set
+        self.return_joint = False
+
+    @contextmanager
+    def joint_weights(self):
+        """Within the block, return the joint weights over states and cells (Eq. 13-14) instead of Eq. 8's."""
+        before, self.return_joint = self.return_joint, True
+        try:
+            yield self
+        finally:
+            self.return_joint = before
 
     def forward(self, query: Tensor, memory: Tensor, padding_mask: Tensor):
         """query s_j^(2) (R, d); memory (M, B, d) = [states; cells], R = k B; padding_mask (M, B).
 
         Returns s^_j (R, d) and weights (M, R): Eq. 8's alpha on the state rows and zeros on the cell
-        rows, or with ``return_joint`` the joint alpha', alpha'' (Eq. 13-14).
+        rows, or within :meth:`joint_weights` the joint alpha', alpha'' (Eq. 13-14).
         """
         num_states = memory_states(memory.size(0))
         ledger = getattr(memory, "_cky_ledger", None) if torch.is_grad_enabled() else None
