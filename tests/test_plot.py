@@ -75,7 +75,7 @@ def test_heads(data_bin, dbsa_checkpoint, tmp_path):
     assert enc["words"] == _line(data_bin, "test.tok.src", 3).split()
     assert dec["words"] == _line(data_bin, "test.tok.tgt", 3).split()
     assert meta["source"] == _line(data_bin, "test.tok.src", 3) and meta["index"] == 3
-    assert f"sentence 3" in meta["title"] and meta["source"] in meta["title"].replace("\n", " ")
+    assert "sentence 3" in meta["title"] and meta["source"] in meta["title"].replace("\n", " ")
     for side, panel in (("src", enc), ("tgt", dec)):
         assert panel["gold_heads"] == _gold_word_heads(data_bin, side, 3)
         # the data's chain parents, in model coordinates (no padding: one sentence), on every real token's row

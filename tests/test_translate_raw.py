@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from helpers import ROOT, USER_DIR, env, run, tool
+from helpers import USER_DIR, env, run, tool
 
 N_TRAIN, N_TEST = 300, 12
 # a length limit that does not depend on the batch (fairseq's max_len_a scales the longest source of the batch)
