@@ -25,3 +25,15 @@ class SyntaxDataError(ValueError):
 class OptionError(ValueError):
     """An inconsistent combination of options, found by a library function; a command shows it as its usage
     error (argparse's ``parser.error``: the usage line, the message, exit status 2)."""
+
+
+class InputLineError(SyntaxDataError):
+    """One line of a user's raw input cannot be translated (the parser fails on it, it is too long, ...): the
+    other lines can. ``line`` is its 1-based number in the whole input."""
+
+    def __init__(self, line: int, what: str):
+        self.line = line
+        super().__init__(f"input line {line}", what)
+
+    def __reduce__(self):
+        return (type(self), (self.line, self.what))

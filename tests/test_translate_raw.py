@@ -140,6 +140,9 @@ def test_parse_heads_give_conllu_of_the_users_words(trained):
     assert conllu[1] == ""
     [tree] = list(read_conllu(conllu[0].splitlines(keepends=True)))
     assert tree.words == hub.encode_raw([test_en[0]]).sources[0].tokens and tree.heads.count(0) == 1
+    batched = hub.parse([test_en[0], "", test_en[1]])  # one padded batch: the same trees as one at a time
+    assert batched == [conllu[0], "", hub.parse(test_en[1])]
+    assert len(test_en[0].split()) != len(test_en[1].split())
     with pytest.raises(ValueError, match="no encoder parse head"):
         from_pretrained(os.path.dirname(checkpoints["dep_rel"]), "checkpoint_last.pt", data).parse("a dog")
 
@@ -184,3 +187,53 @@ def test_a_line_the_parser_rejects_is_named(trained, tmp_path):
     assert hub.translate("a dog runs", **GENERATION)  # known: translated
     with pytest.raises(SyntaxDataError, match=r"^input line 2: the parser failed on this line: .*no sentence"):
         hub.translate(["a dog runs", "a cat sleeps"])
+    # fairseq-interactive: that line is reported by its number over the whole input and gets an empty
+    # translation; the session goes on (buffers of 2: the bad line is the first of the second buffer)
+    p = run([tool("fairseq-interactive"), str(copy), "--user-dir", USER_DIR, "--task", "syntax_translation",
+             "--path", checkpoints["dep_rel"], "--beam", "4", "--buffer-size", "2", "--cpu"],
+            input="a dog runs\n\na cat sleeps\na dog runs\n")
+    assert "error: input line 3: the parser failed on this line" in p.stderr and "Traceback" not in p.stderr
+    d_lines = {int(x.split("\t")[0][2:]): x.split("\t")[2] if x.count("\t") >= 2 else ""
+               for x in p.stdout.splitlines() if x.startswith("D-")}
+    assert sorted(d_lines) == [0, 1, 2, 3] and d_lines[1] == d_lines[2] == "" and d_lines[0] == d_lines[3] != ""
+
+
+def test_too_long_lines_and_line_breaks_are_named(trained):
+    """A line longer than the model reads, a string holding a line break: errors naming the line, where fairseq
+    would drop the line (and shift every later output) or stop inside its batching."""
+    from fairseq_syntax.errors import InputLineError
+    from fairseq_syntax.inference.hub import from_pretrained
+
+    data, checkpoints, test_en, _ = trained
+    hub = from_pretrained(os.path.dirname(checkpoints["dep_rel"]), "checkpoint_last.pt", data)
+    limit = hub.max_positions[0]
+    with pytest.raises(InputLineError, match=rf"^input line 2: \d+ tokens after BPE .* at most {limit}"):
+        hub.translate([test_en[0], " ".join(["dog"] * (limit + 5))], **GENERATION)
+    with pytest.raises(InputLineError, match="^input line 2: holds a line break"):
+        hub.translate([test_en[0], "A dog runs.\nA cat sleeps."], **GENERATION)
+
+
+def test_pack_keeps_two_parser_models_of_one_name_apart(trained, tmp_path):
+    import shutil
+
+    from fairseq_syntax.preparation.record import PreparationRecord
+
+    data, checkpoints, _, _ = trained
+    copy = tmp_path / "bin"
+    shutil.copytree(data, copy, ignore=shutil.ignore_patterns("work"))
+    record = PreparationRecord.load(str(copy))
+    for lang in ("en", "de"):  # each language's UDPipe model under the same file name
+        src = record.languages[lang].parser["options"]["model_path"]
+        os.makedirs(tmp_path / lang)
+        shutil.copyfile(src, tmp_path / lang / "model.udpipe")
+        record.languages[lang].parser["options"]["model_path"] = str(tmp_path / lang / "model.udpipe")
+    record.save(str(copy))
+    run([tool("fairseq-syntax-pack"), str(copy), checkpoints["dep_rel"], "-o", str(tmp_path / "out")])
+    packed = PreparationRecord.load(str(tmp_path / "out"))
+    paths = {lang: packed.languages[lang].parser["options"]["model_path"] for lang in ("en", "de")}
+    assert paths["en"] != paths["de"]
+    for lang, path in paths.items():
+        with open(tmp_path / "out" / path, "rb") as a, open(tmp_path / lang / "model.udpipe", "rb") as b:
+            assert a.read() == b.read()
+    readme = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    assert "Licence of the parser models copied: not stated" in readme and "--task syntax_translation" in readme

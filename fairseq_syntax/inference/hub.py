@@ -23,7 +23,7 @@ import os
 from typing import List, Union
 
 import torch
-from fairseq import hub_utils
+from fairseq import hub_utils, utils
 
 import fairseq_syntax.plugin  # noqa: F401  (the models, task and criterions; the checkpoint allow-list)
 from fairseq_syntax.analysis.induce import induce_heads
@@ -42,8 +42,10 @@ class SyntaxHubInterface(hub_utils.GeneratorHubInterface):
 
     # --- raw text ---------------------------------------------------------------------------------------------
     def encode_raw(self, sentences: List[str]) -> EncodedSources:
-        """The sentences as the model reads them (token tensors carrying their aligned parse)."""
-        return self.task.encode_raw(sentences)
+        """The sentences as the model reads them (token tensors carrying their aligned parse); a sentence longer
+        than the model reads is an error naming it (fairseq would drop it or stop inside its batching)."""
+        max_source = self.max_positions[0] if isinstance(self.max_positions, tuple) else self.max_positions
+        return self.task.encode_raw(sentences, max_positions=max_source)
 
     def encode(self, sentence: str) -> torch.LongTensor:
         """fairseq's ``encode``: one raw sentence's token ids, made as the record says (``encode_raw`` keeps
@@ -80,34 +82,36 @@ class SyntaxHubInterface(hub_utils.GeneratorHubInterface):
             raise ValueError("the model has no encoder parse head (the DBSA, SISA and SyncAttn presets have one)")
         encoded = self.encode_raw(sentences)
         strategy = self.task.syntax_request.strategy_of("source")
-        out = []
-        for src in encoded.sources:
-            if src.empty:
-                out.append("")
-                continue
-            word_idx = _word_index(src.bpe)
-            tokens = src.ids.unsqueeze(0).to(self.device)
+        pad = self.task.source_dictionary.pad()
+        out = [""] * len(encoded)  # an empty line: an empty block
+        nonempty = [k for k, src in enumerate(encoded.sources) if not src.empty]
+        if not nonempty:
+            return out
+        batch_of = EncodedSources([encoded.sources[k] for k in nonempty])
+        for batch in self._build_batches(batch_of, skip_invalid_size_inputs=False):  # batched, with its syntax
+            batch = utils.apply_to_sample(lambda t: t.to(self.device), batch)
+            net = {k: v for k, v in batch["net_input"].items() if k != "prev_output_tokens"}
             with torch.no_grad():
-                enc = model.encoder(tokens, src_lengths=torch.tensor([tokens.size(1)], device=self.device))
-            logp = enc["encoder_parse_logprobs"][0][0].float().cpu()
-            heads = induce_heads(logp, word_idx, strategy, 0, "mst")
-            words = _words(src.bpe, word_idx)
-            buf = io.StringIO()
-            write_conllu([Sentence(words, heads, ["_"] * len(words))], buf)
-            out.append(buf.getvalue())
+                logps = model.encoder(**net)["encoder_parse_logprobs"][0].float().cpu()
+            for b, i in enumerate(batch["id"].tolist()):
+                src = batch_of.sources[i]
+                offset = int(batch["net_input"]["src_tokens"][b].ne(pad).nonzero()[0])  # left padding
+                word_idx = _word_index(src.bpe)
+                heads = induce_heads(logps[b], word_idx, strategy, offset, "mst")
+                buf = io.StringIO()
+                write_conllu([Sentence(_words(src.bpe), heads, ["_"] * len(heads))], buf)
+                out[nonempty[i]] = buf.getvalue()
         return out
 
 
 def _word_index(bpe: str):
     import numpy as np
 
-
     _, _, unit_of_sub = split_subwords(bpe)
     return np.asarray([u + 1 for u in unit_of_sub])
 
 
-def _words(bpe: str, word_idx) -> List[str]:
-
+def _words(bpe: str) -> List[str]:
     return split_subwords(bpe)[1]
 
 

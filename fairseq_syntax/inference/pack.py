@@ -11,9 +11,12 @@
   (GiNZA) or a stanza model folder stays a name the other machine installs;
 * ``README.md``: what is inside, where each part came from, and the licence note of the parser models copied.
 
-Copying a parser model hands it on: only do so where its licence allows (``--no-parser-models`` leaves them
-out; the record then keeps their original paths, to be given again with ``from_pretrained(...,
-data_name_or_path=...)`` or by editing ``preparation.json``).
+Copying a parser model hands it on: only do so where its licence allows (``--licence`` states it in the
+README; without it the README says the licence was not stated). ``--no-parser-models`` leaves them out: the
+record then keeps their paths on this machine, which the other machine overrides with ``from_pretrained(...,
+inference_parser="udpipe", inference_parser_model=PATH)`` (fairseq-interactive: ``--inference-parser udpipe
+--inference-parser-model PATH``) or by editing ``preparation.json``; so does a local spaCy pipeline folder or a
+stanza ``model_dir``, which are never copied.
 """
 from __future__ import annotations
 
@@ -75,6 +78,7 @@ def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = T
                         os.path.join(out, name))
         copied.append(name)
     parsers = []
+    packed = {}  # file name in parsers/ -> the file it holds (two languages' models of one name: lang-name)
     for lang, spec in sorted(record.languages.items()):
         if spec.parser is None:
             continue
@@ -89,7 +93,11 @@ def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = T
             size_mb = os.path.getsize(src) / 2 ** 20
             if parser_models and size_mb <= max_parser_mb:
                 os.makedirs(os.path.join(out, "parsers"), exist_ok=True)
-                rel = os.path.join("parsers", os.path.basename(src))
+                name = os.path.basename(src)
+                if packed.get(name, os.path.realpath(src)) != os.path.realpath(src):
+                    name = f"{lang}-{name}"
+                packed[name] = os.path.realpath(src)
+                rel = os.path.join("parsers", name)
                 shutil.copyfile(src, os.path.join(out, rel))
                 options[key] = rel
                 parsers.append((lang, spec.parser["backend"], rel, f"{size_mb:.1f} MB", "copied"))
@@ -104,16 +112,20 @@ def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = T
              f"- data-bin `{os.path.abspath(data_dir)}`", "",
              "Load it with", "```python", "from fairseq_syntax.inference.hub import from_pretrained",
              "model = from_pretrained(\"THIS_FOLDER\")", "print(model.translate(\"A raw sentence.\"))", "```",
-             "or `fairseq-interactive THIS_FOLDER --user-dir fairseq_syntax --path THIS_FOLDER/model.pt`.", "",
+             "or, on raw text, one sentence per line:", "```bash",
+             "fairseq-interactive THIS_FOLDER --task syntax_translation --path THIS_FOLDER/model.pt \\",
+             "  --user-dir \"$(python -c 'import fairseq_syntax, os; print(os.path.dirname(fairseq_syntax.__file__))')\" \\",
+             "  --buffer-size 64 --batch-size 64 < raw.txt", "```", "",
              "Files: model.pt, preparation.json, " + ", ".join(copied), "", "Parser models:"]
     for lang, backend, where, size, what in parsers:
         lines.append(f"- {lang}: {backend} `{where}` ({size}, {what})")
     for lang, spec in sorted(record.languages.items()):
         if spec.parser is not None and not any(p[0] == lang for p in parsers):
             lines.append(f"- {lang}: {spec.parser['backend']} {spec.parser.get('options')} (install it where the "
-                         "folder is used)")
-    if licence_note:
-        lines += ["", "Licence of the parser models copied: " + licence_note]
+                         "folder is used; a path here is this machine's)")
+    if any(p[4] == "copied" for p in parsers):
+        lines += ["", "Licence of the parser models copied: " + (licence_note or "not stated: check each model's "
+                                                                  "licence before handing this folder on")]
     with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     return {"out": out, "files": ["model.pt", RECORD_FILE, *copied], "parsers": parsers, **summary}

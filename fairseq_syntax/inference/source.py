@@ -14,6 +14,7 @@ Errors name the input line (counted over the whole input) and what is wrong.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
@@ -21,9 +22,11 @@ import numpy as np
 import torch
 
 from fairseq_syntax.data.subword_align import align_sentence
-from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.parsing.base import load_parser
 from fairseq_syntax.preparation.record import PreparationRecord, parser_options
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -76,6 +79,9 @@ class RawSourceEncoder:
             with open(codes, encoding="utf-8") as f:
                 self.bpe = BPE(f)
         self._parser = self._normalizer = self._tokenizer = None
+        if self.spec.tokenizer in ("given", "kytea"):
+            logger.info(f"{lang}: the training text was given tokenised ({self.spec.tokenizer}): raw input is split "
+                        "on whitespace, so give it tokenised as the training text was")
         self.seconds = {"parse": 0.0, "encode": 0.0}  # where encoding time goes (the parser's calls; all of it)
 
     # --- the steps ------------------------------------------------------------------------------
@@ -117,30 +123,46 @@ class RawSourceEncoder:
             trees = parser.parse(lines)
         except Exception:  # which line? parse them one by one
             trees = []
-            for line, n in zip(lines, numbers):
-                try:
-                    trees += parser.parse([line])
-                except Exception as e:
-                    raise SyntaxDataError(f"input line {n}", f"the parser failed on this line: "
-                                          f"{' '.join(str(e).split())[:300]}") from None
+            trees = self._parse_one_by_one(parser, lines, numbers)
+        if len(trees) != len(lines):  # which line did the parser split or drop?
+            trees = self._parse_one_by_one(parser, lines, numbers)
         self.seconds["parse"] += time.perf_counter() - t0
-        if len(trees) != len(lines):
-            raise SyntaxDataError(f"input line {numbers[0]}", f"the parser returned {len(trees)} trees for "
-                                  f"{len(lines)} lines")
         for tree, line, n in zip(trees, lines, numbers):
-            parser.check([line], [tree], n, "input line")
+            try:
+                parser.check([line], [tree], n, "input line")
+            except SyntaxDataError as e:
+                raise InputLineError(n, e.what) from None
+        return trees
+
+    @staticmethod
+    def _parse_one_by_one(parser, lines, numbers):
+        trees = []
+        for line, n in zip(lines, numbers):
+            try:
+                tree = parser.parse([line])
+            except Exception as e:
+                raise InputLineError(n, f"the parser failed on this line: {' '.join(str(e).split())[:300]}") from None
+            if len(tree) != 1:
+                raise InputLineError(n, f"the parser made {len(tree)} sentences of this line: give one sentence "
+                                        "per line")
+            trees += tree
         return trees
 
     # --- the whole encoding ---------------------------------------------------------------------
-    def encode(self, lines: Sequence[str], first_line: int = 1, with_syntax: bool = True) -> EncodedSources:
+    def encode(self, lines: Sequence[str], first_line: int = 1, with_syntax: bool = True,
+               max_positions: Optional[int] = None) -> EncodedSources:
         """The lines (one sentence each, raw text) as the model reads them, with their aligned trees when
-        ``with_syntax`` (the model takes the source parse); ``first_line`` numbers the first line."""
+        ``with_syntax`` (the model takes the source parse); ``first_line`` numbers the first line; a line longer
+        than ``max_positions`` tokens (with EOS, after BPE) is an :class:`InputLineError`."""
         import time
 
         t0 = time.perf_counter()
         spec = self.spec
         texts = [line.rstrip("\r\n") for line in lines]
         numbers = list(range(first_line, first_line + len(texts)))
+        for text, n in zip(texts, numbers):
+            if "\n" in text or "\r" in text:
+                raise InputLineError(n, "holds a line break: give one sentence per line (a list of strings)")
         prepared = [self.normalize(t.strip()) if t.strip() else "" for t in texts]
         todo = [k for k, t in enumerate(prepared) if t]
         trees = {}
@@ -170,12 +192,18 @@ class RawSourceEncoder:
             joined = " ".join(tokens)
             bpe = self.bpe.process_line(joined) if (self.bpe is not None and joined) else joined
             ids = self.dictionary.encode_line(bpe, add_if_not_exist=False, append_eos=True).long()
+            if max_positions is not None and ids.numel() > max_positions:
+                raise InputLineError(numbers[k], f"{ids.numel()} tokens after BPE (with EOS): the model reads at "
+                                                 f"most {max_positions}; split the line")
             src = EncodedSource(numbers[k], text, tokens, bpe, ids)
             if with_syntax and not tokens:  # an empty line: no subwords, no tree
                 src.words = src.heads = src.labels = np.zeros(0, dtype=np.int64)
             elif with_syntax:
                 tree = trees[k]
-                w, h, lab = align_sentence(tree, bpe, f"input line {numbers[k]}", units=spec.units)
+                try:
+                    w, h, lab = align_sentence(tree, bpe, f"input line {numbers[k]}", units=spec.units)
+                except SyntaxDataError as e:
+                    raise InputLineError(numbers[k], e.what) from None
                 src.words, src.heads, src.tree = np.asarray(w), np.asarray(h), tree
                 if self.label_dict is not None:
                     src.labels = np.asarray([self.label_dict.index(x) for x in lab])

@@ -29,6 +29,7 @@ the BPE tokens exactly as in preprocessing.
 
 import logging
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -54,7 +55,7 @@ from fairseq_syntax.data.syntax_request import (
     SyntaxRequest,
     resolve_request,
 )
-from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.inference.source import EncodedSources, RawSourceEncoder
 from fairseq_syntax.inference.target import RecordedText
 from fairseq_syntax.parsing import backend_options, build_parser
@@ -140,6 +141,7 @@ class SyntaxTranslationTask(TranslationTask):
         self.raw_text_input = False  # build_bpe: fairseq-interactive encodes raw lines with the record
         self._lines_read = 0  # fairseq-interactive: lines encoded so far (errors count the whole input)
         self._interactive_sources = {}  # fairseq-interactive: the current buffer's lines by their token ids
+        self._tokenizer_given = False  # fairseq-interactive: --tokenizer given (then the input is not raw text)
         self.model_needs: List[SyntaxNeeds] = []  # of the models built on this task, in order
         self.syntax_request: SyntaxRequest = self._resolve_request()
 
@@ -165,9 +167,10 @@ class SyntaxTranslationTask(TranslationTask):
             self._record = PreparationRecord.load(self.data_dir)
         return self._record
 
-    def encode_raw(self, lines, first_line: int = 1) -> EncodedSources:
+    def encode_raw(self, lines, first_line: int = 1, max_positions: Optional[int] = None) -> EncodedSources:
         """Raw source lines as the model reads them (the record's normalisation, parser, tokens and BPE; the
-        aligned tree when the model takes the source parse), see :mod:`fairseq_syntax.inference.source`."""
+        aligned tree when the model takes the source parse), see :mod:`fairseq_syntax.inference.source`. A line
+        longer than ``max_positions`` (default: the task's --max-source-positions) is an error naming it."""
         if self.record is None:
             raise SyntaxDataError(os.path.join(self.data_dir, RECORD_FILE), "missing: this data-bin was prepared "
                                   "without a preparation record; prepare it again, or give tokenised, BPE'd input")
@@ -183,7 +186,8 @@ class SyntaxTranslationTask(TranslationTask):
                     pretokenized=pretok)}
             self._raw_encoder = RawSourceEncoder(self.record, self.data_dir, self.cfg.source_lang, self.src_dict,
                                                  self.src_label_dict, parser=override)
-        return self._raw_encoder.encode(lines, first_line, bool(self.syntax_request.required("source")))
+        return self._raw_encoder.encode(lines, first_line, bool(self.syntax_request.required("source")),
+                                        max_positions or self.cfg.max_source_positions)
 
     def recorded_text(self) -> RecordedText:
         """The record's text processing: output detokenised as the training text was written (its ``encode``
@@ -195,23 +199,47 @@ class SyntaxTranslationTask(TranslationTask):
         record present, raw source lines are encoded by :meth:`encode_raw` and the output detokenised as the
         training text was written (:meth:`recorded_text`). fairseq-generate (which loads its split first) keeps
         fairseq's behaviour: its S-/T-/H- lines stay tokenised."""
-        if (args is None or getattr(args, "_name", None) is None) and self.record is not None and not self.datasets:
+        if ((args is None or getattr(args, "_name", None) is None) and not self._tokenizer_given
+                and self.record is not None and not self.datasets):
             self.raw_text_input = True
             return self.recorded_text()
         return super().build_bpe(args)
 
+    def build_tokenizer(self, args):
+        self._tokenizer_given = args is not None and getattr(args, "_name", None) is not None
+        return super().build_tokenizer(args)
+
     def get_interactive_tokens_and_lengths(self, lines, encode_fn):
         """fairseq-interactive's lines: encoded from the raw text with the parse of the user's words (the record's
-        pipeline) when no --bpe / --tokenizer is given; line numbers in errors count the whole input."""
+        pipeline) when no --bpe / --tokenizer is given. A line that cannot be translated (the parser fails on
+        it, it is too long) is reported on stderr by its number in the whole input and gets an empty
+        translation; the session goes on. What fails every line (no record, a parser that does not load) ends
+        it with one line."""
         if not self.raw_text_input:
             return super().get_interactive_tokens_and_lengths(lines, encode_fn)
-        encoded = self.encode_raw(lines, first_line=self._lines_read + 1)
+        first = self._lines_read + 1
         self._lines_read += len(lines)
+        try:
+            try:
+                encoded = self.encode_raw(lines, first_line=first)
+            except InputLineError:  # one at a time: the others still translate
+                sources = []
+                for k, line in enumerate(lines):
+                    try:
+                        sources += self.encode_raw([line], first_line=first + k).sources
+                    except InputLineError as e:
+                        print(f"error: {e} (an empty translation)", file=sys.stderr, flush=True)
+                        sources += self.encode_raw([""], first_line=first + k).sources
+                encoded = EncodedSources(sources)
+        except SyntaxDataError as e:  # this method is fairseq-interactive's alone: its session ends here
+            raise SystemExit(f"error: {e}") from None
         # fairseq-interactive hands inference_step the batch's tokens alone (its own Batch drops every other
-        # field): the parse of each line is found again there by the line's token ids
+        # field): the parse of each line is found again there by the line's token ids; lines whose ids are the
+        # same (a character outside the vocabulary can make two lines so) are taken in input order, as
+        # fairseq's length sort is stable
         self._interactive_sources = {}
         for src in encoded.sources:
-            self._interactive_sources.setdefault(tuple(src.ids.tolist()), src)
+            self._interactive_sources.setdefault(tuple(src.ids.tolist()), []).append(src)
         return encoded, [t.numel() for t in encoded]
 
     def build_dataset_for_inference(self, src_tokens, src_lengths, constraints=None):
@@ -294,7 +322,8 @@ class SyntaxTranslationTask(TranslationTask):
             return
         src = net["src_tokens"]
         rows = [utils.strip_pad(row, self.src_dict.pad()).cpu() for row in src]
-        known = [self._interactive_sources.get(tuple(r.tolist())) for r in rows]
+        queues = [self._interactive_sources.get(tuple(r.tolist())) for r in rows]
+        known = [q.pop(0) if q else None for q in queues]
         if all(k is not None for k in known):  # fairseq-interactive's raw lines: their parse, as encoded
             side = self._side_of(known)
         else:  # an empty source (EOS alone) has no words to parse; it gets an empty translation
