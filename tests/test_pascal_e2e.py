@@ -35,10 +35,13 @@ def test_preset_train_generate_interactive_restore(arch, small, data_bin, tmp_pa
             input="\n".join([lines[0], "", lines[1]]) + "\n")  # an empty line: an empty translation, no parse
     hyps = dict(re.findall(r"^H-(\d+)\t\S+\t?(.*)$", p.stdout, flags=re.M))
     assert sorted(hyps) == ["0", "1", "2"] and hyps["1"] == "" and hyps["0"] and hyps["2"]
-    # a sentence the lookup parser does not know: a clear error, not a silent unparsed input
+    # a sentence the lookup parser does not know: a clear error naming the line, not a silent unparsed input;
+    # that line gets an empty translation and the session goes on
     bad = run(interactive_cmd(data_bin, ck, "--inference-parser", "conllu", "--inference-parser-model", conllu),
-              input="no such sentence\n", check=False)
-    assert bad.returncode != 0 and "test.src.conllu: no sentence with the tokens of the input" in bad.stderr
+              input="no such sentence\n" + lines[0] + "\n", check=False)
+    assert re.search(r"error: input line 1: the parser failed on this line: .*test.src.conllu: no sentence with the "
+                     r"tokens of the input", bad.stderr) and "Traceback" not in bad.stderr
+    assert dict(re.findall(r"^D-(\d+)\t\S+\t?(.*)$", bad.stdout, flags=re.M))["0"] == ""
     p2 = run(train_cmd(data_bin, save, updates=5, arch=arch_args, extra=["--restore-file", ck]))
     assert "num_updates=5" in (p2.stdout + p2.stderr).replace(" ", "")
 

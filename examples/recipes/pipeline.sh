@@ -1,10 +1,13 @@
-# The one pipeline every example script runs: train -> translate -> extract the hypotheses -> score -> induce
-# the parse heads' trees. Sourced by examples/recipes/recipe.sh (every dataset recipe), examples/demo/run.sh,
+# The one pipeline every example script runs: train -> translate -> extract the hypotheses -> induce the parse
+# heads' trees (and sacreBLEU for the demo and fidelity runs; the recipes score with fairseq-syntax-evaluate).
+# Sourced by examples/recipes/recipe.sh (every dataset recipe), examples/demo/run.sh,
 # examples/synthetic/fidelity.sh and examples/ud_pud/dbsa_uas.sh; ROOT must be the repository root.
 #
 #   pipeline_train LOG DATA SAVE_DIR [fairseq-train options...]    fairseq-syntax-train with the plugin, the
 #                                                                  syntax_translation task unless --task is given;
-#                                                                  its output to LOG (- : to stdout)
+#                                                                  its output to LOG (- : to stdout); the command
+#                                                                  line to PIPELINE_ANNOUNCE (a function), and
+#                                                                  with PIPELINE_DRY_RUN=1 not run
 #   pipeline_generate OUT DATA CHECKPOINT [fairseq-generate options...]
 #                                                                  translate the test split: OUT/generate.{out,log},
 #                                                                  OUT/hyp.tok and OUT/ref.tok in sentence order
@@ -21,12 +24,15 @@ SMALL_TRANSFORMER=(--encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 128
 pipeline_train() {
   local log=$1 data=$2 save=$3 task=(--task syntax_translation); shift 3
   [[ " $* " == *" --task "* ]] && task=()
+  local cmd=(fairseq-syntax-train "$data" --user-dir "$ROOT/fairseq_syntax" "${task[@]}" --save-dir "$save" "$@")
+  # PIPELINE_ANNOUNCE: a function given the command line (quoted) before it runs; PIPELINE_DRY_RUN=1: only that
+  [ -n "${PIPELINE_ANNOUNCE:-}" ] && "$PIPELINE_ANNOUNCE" "$(printf '%q ' "${cmd[@]}")"
+  [ "${PIPELINE_DRY_RUN:-0}" = 1 ] && return
   if [ "$log" = - ]; then
-    fairseq-syntax-train "$data" --user-dir "$ROOT/fairseq_syntax" "${task[@]}" --save-dir "$save" "$@"
+    "${cmd[@]}"
     return
   fi
-  fairseq-syntax-train "$data" --user-dir "$ROOT/fairseq_syntax" "${task[@]}" --save-dir "$save" "$@" > "$log" 2>&1 \
-    || { tail -20 "$log" >&2; echo "fairseq-train failed (log: $log)" >&2; return 1; }
+  "${cmd[@]}" > "$log" 2>&1 || { tail -20 "$log" >&2; echo "fairseq-train failed (log: $log)" >&2; return 1; }
 }
 
 pipeline_generate() {

@@ -344,9 +344,7 @@ recipe_train() {
   fi
   cmd=(--task "${TASK[$m]:-syntax_translation}" --source-lang "$SRC" --target-lang "$TGT" "${opts[@]}" "${batch[@]}"
        --log-format simple --log-interval 100 "${sample[@]}" "${extra[@]}" "$@")
-  log "$(printf '%q ' fairseq-syntax-train "$bin" --user-dir "$ROOT/fairseq_syntax" --save-dir "$WORK/checkpoints/$m" \
-         "${cmd[@]}")"
-  [ "${DRY_RUN:-0}" = 1 ] || pipeline_train - "$bin" "$WORK/checkpoints/$m" "${cmd[@]}"
+  PIPELINE_ANNOUNCE=log PIPELINE_DRY_RUN=${DRY_RUN:-0} pipeline_train - "$bin" "$WORK/checkpoints/$m" "${cmd[@]}"
 }
 
 # ---------------------------------------------------------------- evaluation

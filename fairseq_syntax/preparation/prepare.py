@@ -54,7 +54,7 @@ from fairseq_syntax.parsing.base import (
 )
 from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
 
-logger = logging.getLogger("fairseq_syntax.prepare")
+logger = logging.getLogger(__name__)
 
 
 def _count_lines(path):
