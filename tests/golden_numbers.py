@@ -14,6 +14,8 @@ import json
 import os
 import sys
 
+from helpers import tiny_sizes
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden")
 RECORDS = os.path.join(GOLDEN, "records.json")
@@ -21,8 +23,7 @@ STEPS = 30
 BEAM_SENTENCES = 6
 LR = 1e-2
 
-TINY = ["--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
-        "--decoder-ffn-embed-dim", "64", "--encoder-attention-heads", "4", "--decoder-attention-heads", "4"]
+TINY = tiny_sizes()  # the tiny presets' sizes: d 32, FFN 64, 4 heads
 LS = ["--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1"]
 DEP = ["--criterion", "label_smoothed_cross_entropy_with_dependency", "--label-smoothing", "0.1",
        "--dependency-lambda-enc", "1.0", "--dependency-lambda-dec", "1.0"]

@@ -7,6 +7,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USER_DIR = os.path.join(ROOT, "fairseq_syntax")
 BIN = os.path.dirname(sys.executable)
 
+def tiny_sizes():
+    """The tiny presets' sizes (models/presets.py TINY, layers aside) as options: a base preset made small."""
+    from fairseq_syntax.models.presets import TINY
+
+    return [x for key, value in TINY["syntax_transformer"].items() if not key.endswith("_layers")
+            for x in ("--" + key.replace("_", "-"), str(value))]
+
+
 TINY_TRANSFORMER = [
     "--arch", "transformer", "--encoder-layers", "1", "--decoder-layers", "1",
     "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",

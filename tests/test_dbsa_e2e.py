@@ -5,10 +5,9 @@ import shutil
 
 import pytest
 
-from helpers import generate_cmd, run, train_cmd
+from helpers import generate_cmd, run, tiny_sizes, train_cmd
 
-SMALL = ["--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
-         "--decoder-ffn-embed-dim", "64", "--encoder-attention-heads", "4", "--decoder-attention-heads", "4"]
+SMALL = tiny_sizes()  # the tiny presets' sizes on a base preset
 DEP = ["--criterion", "label_smoothed_cross_entropy_with_dependency"]
 
 
