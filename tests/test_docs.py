@@ -75,3 +75,13 @@ def test_readme_results_table_is_the_committed_json():
     script = os.path.join(ROOT, "examples", "recipes", "readme_table.py")
     r = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_models_page_names_every_architecture():
+    """docs/models.md's table of named architectures is written by hand: it names exactly the preset table's."""
+    from fairseq_syntax.models.presets import architectures
+
+    text = open(os.path.join(DOCS, "models.md"), encoding="utf-8").read()
+    table = text.split("| `--arch` | paper | what |", 1)[1].split("\n\n", 1)[0]
+    named = set(re.findall(r"`((?:syntax_|transformer_|lstm_|cky_)\w+)`", table))
+    assert named == {arch for arch, _, _ in architectures()}
