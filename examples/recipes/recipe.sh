@@ -281,7 +281,7 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
     local record=() pretok=()
     words record "$(record_args "$SRC" source) $(record_args "$TGT" target)"
     for k in "${!record[@]}"; do  # --pretokenized-side SIDE: prepare's --pretokenized takes a comma list
-      if [ "${record[$k]}" = --pretokenized-side ]; then pretok+=("${record[$((k + 1))]}"); unset "record[$k]" "record[$((k + 1))]"; fi
+      if [ "${record[$k]:-}" = --pretokenized-side ]; then pretok+=("${record[$((k + 1))]}"); unset "record[$k]" "record[$((k + 1))]"; fi
     done
     [ ${#pretok[@]} -eq 0 ] || record+=(--pretokenized "$(IFS=,; echo "${pretok[*]}")")
     [ -z "${STANZA_DIR:-}" ] || record+=(--stanza-dir "$STANZA_DIR")
