@@ -81,7 +81,6 @@ def _in_process(function, argv, input, cwd):
     import io
     import logging
     import tempfile
-    import traceback
 
     saved = sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd()
     # every logger's handlers and level, restored afterwards (a CLI's logging set-up replaces root's handlers)
@@ -111,9 +110,9 @@ def _in_process(function, argv, input, cwd):
                 print(e.code, file=sys.stderr)
         except KeyboardInterrupt:
             raise
-        except BaseException:  # a traceback, as the process would print it
+        except BaseException:  # what the process would print: sys.excepthook (the plugin's one-line errors)
             code = 1
-            traceback.print_exc(file=sys.stderr)
+            sys.excepthook(*sys.exc_info())
         finally:
             new_out.flush()
             new_err.flush()

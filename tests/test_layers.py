@@ -7,19 +7,26 @@ import os
 
 from helpers import ROOT
 
+#: leaf modules every layer may use: the error types, the rules for reading text inputs, the process tree
+LEAVES = {"errors", "text_files", "process_tree"}
 ALLOWED = {
     "errors": set(),
-    "data": {"errors", "data"},
-    "parsing": {"data", "errors", "parsing"},
-    "evaluation": {"errors", "evaluation"},
-    "preparation": {"data", "parsing", "errors", "preparation"},
+    "text_files": {"errors"},
+    "process_tree": set(),
+    "error_display": {"errors"},
+    "checkpoint_reading": {"errors"},
+    "data": LEAVES | {"data"},
+    "parsing": LEAVES | {"data", "parsing"},
+    "evaluation": LEAVES | {"evaluation"},
+    "preparation": LEAVES | {"data", "parsing", "preparation"},
     "modules": {"modules"},
-    "inference.source": {"data", "parsing", "preparation", "evaluation", "errors", "inference.source"},
-    "inference.target": {"data", "parsing", "preparation", "evaluation", "errors", "inference.target"},
-    "models": {"modules", "data", "models", "checkpoint_safety", "prefetch_shutdown"},
+    "inference.source": LEAVES | {"data", "parsing", "preparation", "evaluation", "inference.source"},
+    "inference.target": LEAVES | {"data", "parsing", "preparation", "evaluation", "inference.target"},
+    "models": {"modules", "data", "models", "checkpoint_safety", "checkpoint_reading", "error_display",
+               "prefetch_shutdown"},
     "criterions": {"criterions"},
-    "tasks": {"data", "parsing", "inference.source", "inference.target", "preparation", "errors", "tasks",
-              "criterions"},
+    "tasks": LEAVES | {"data", "parsing", "inference.source", "inference.target", "preparation", "tasks",
+                       "criterions"},
 }
 
 

@@ -3,6 +3,7 @@ import logging
 import os
 import sys
 
+from fairseq_syntax.error_display import exit_status, report
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 
 
@@ -25,15 +26,14 @@ def setup_logging():
 
 
 def run(main, argv=None):
-    """Run ``main(argv)``; print a data error as one clear line (exit 1), an inconsistent option as one line
-    (exit 2, argparse's status for usage errors)."""
+    """Run ``main(argv)``; an expected failure (bad data, a missing or unreadable file or model, inconsistent
+    options) ends it with one line on stderr and exit status 1 (2 for options), as
+    :mod:`fairseq_syntax.error_display` says; ``FAIRSEQ_SYNTAX_DEBUG=1`` shows its traceback."""
 
     setup_logging()
     try:
         return main(argv)
-    except SyntaxDataError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(1)
-    except OptionError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    except (SyntaxDataError, OptionError, OSError) as e:
+        if not report(e):
+            raise
+        sys.exit(exit_status(e))

@@ -5,6 +5,7 @@ import sys
 
 from fairseq_syntax.cli import prog_name, run
 from fairseq_syntax.evaluation.detokenize import detokenize
+from fairseq_syntax.text_files import open_text
 
 
 def get_parser():
@@ -18,7 +19,7 @@ def get_parser():
 def main(argv=None):
 
     args = get_parser().parse_args(argv)
-    fin = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+    fin = sys.stdin if args.input == "-" else open_text(args.input)
     fout = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
     with fin, fout:
         for line in detokenize(fin, args.lang):

@@ -5,7 +5,8 @@ from fairseq_syntax.cli import prog_name, run
 from fairseq_syntax.cli.common import add_scale_options
 from fairseq_syntax.data.chunked import parse_shard
 from fairseq_syntax.parsing.base import backend_options as options
-from fairseq_syntax.parsing.base import effective_workers, parse_chunked
+from fairseq_syntax.parsing.base import effective_workers, load_parser, parse_chunked
+from fairseq_syntax.text_files import check_readable
 
 
 def get_parser():
@@ -46,8 +47,15 @@ def main(argv=None):
         shard = parse_shard(args.shard)
     except ValueError as e:
         p.error(str(e))
-    res = parse_chunked(args.input, args.output, spec=(args.backend, backend_options(args)),
-                        batch_size=args.batch_size, workers=effective_workers(args.workers, args.gpu),
+    check_readable(args.input)
+    spec = (args.backend, backend_options(args))
+    workers = effective_workers(args.workers, args.gpu)
+    # loaded before any parsing, so that a wrong model fails at once with one line; kept when one process parses
+    parser = load_parser(*spec, what=f"--backend {args.backend}" + (f" --model {args.model}" if args.model else ""))
+    if workers > 1:
+        parser = None  # each worker process loads its own
+    res = parse_chunked(args.input, args.output, parser, spec=spec,
+                        batch_size=args.batch_size, workers=workers,
                         chunk_size=args.chunk_size, shard=shard, progress=not args.no_progress)
     reused = f" ({res.reused} reused from finished chunks)" if res.reused else ""
     if res.complete:

@@ -9,6 +9,7 @@ from fairseq_syntax.cli import prog_name, run
 from fairseq_syntax.cli.common import add_scale_options
 from fairseq_syntax.errors import OptionError
 from fairseq_syntax.preparation.prepare import prepare
+from fairseq_syntax.process_tree import end_children_with_this_process
 
 PARSER_CHOICES = ["stanza", "spacy", "udpipe"]
 
@@ -101,6 +102,7 @@ def main(argv=None):
 
     parser = get_parser()
     args = parser.parse_args(argv)
+    end_children_with_this_process()  # fairseq-preprocess's forked workers must not outlive a killed prepare
     try:
         prepare(args)
     except OptionError as e:

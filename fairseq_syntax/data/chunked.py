@@ -40,6 +40,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import time
 from collections import deque
 from typing import (
     Any,
@@ -52,6 +53,9 @@ from typing import (
     Sequence,
     Tuple,
 )
+
+from fairseq_syntax.process_tree import die_with_parent
+from fairseq_syntax.text_files import read_text_lines
 
 logger = logging.getLogger(__name__)
 
@@ -266,10 +270,12 @@ _STATE: Any = None
 _INIT: Any = None
 
 
-def _init_worker(init, init_args):
-    """Worker start: remember how to build the state (built by the first task, so that a failure to build
-    it, e.g. a missing model file, comes back to the parent as that task's error)."""
+def _init_worker(init, init_args, parent_pid=None):
+    """Worker start: end with the parent however it ends (:mod:`fairseq_syntax.process_tree`), and remember how
+    to build the state (built by the first task, so that a failure to build it, e.g. a missing model file,
+    comes back to the parent as that task's error)."""
     global _INIT
+    die_with_parent(parent_pid)
     with contextlib.suppress(Exception):  # the parent handles Ctrl-C
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     _INIT = (init, init_args)
@@ -292,7 +298,7 @@ def worker_pool(workers: int, init, init_args):
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker, initargs=(init, init_args))
+                               initializer=_init_worker, initargs=(init, init_args, os.getpid()))
     try:
         yield pool
     except BaseException:
@@ -383,12 +389,15 @@ def run_chunked(
         store.commit(c, text, digests[c], sizes[c], n_units)
         committed += 1
         bar.update(sizes[c])
+        if not progress:
+            progress_log.update(sizes[c])
         if on_commit:
             on_commit(c, n_units)
         if kill_after and committed >= kill_after:
             os.kill(os.getpid(), signal.SIGKILL)
 
     total = sum(sizes[c] for c in mine)
+    progress_log = ProgressLog(desc or out_path, total, reused, unit)
     with tqdm(total=total, initial=reused, desc=desc, unit=unit, disable=not progress, mininterval=1.0,
               smoothing=0.1) as bar:
         if todo:
@@ -418,13 +427,34 @@ def run_chunked(
     return ChunkResult(n_items, rec["units"], reused, processed, True)
 
 
+class ProgressLog:
+    """Without a progress bar (logs, batch jobs), a log line at most every ``interval`` seconds: done, total,
+    elapsed time and what is left at the rate so far."""
+
+    def __init__(self, desc: str, total: int, done: int = 0, unit: str = "sent", interval: float = 60.0):
+        self.desc, self.total, self.done, self.unit, self.interval = desc, total, done, unit, interval
+        self.start_done = done
+        self.t0 = self.last = time.monotonic()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.last < self.interval or self.done >= self.total:
+            return
+        self.last = now
+        rate = (self.done - self.start_done) / max(now - self.t0, 1e-9)
+        left = (self.total - self.done) / rate if rate > 0 else float("nan")
+        logger.info("%s: %s / %s %s (%.0f%%), %.1f min so far, about %.1f min left", self.desc, f"{self.done:,}",
+                    f"{self.total:,}", self.unit, 100.0 * self.done / max(self.total, 1), (now - self.t0) / 60,
+                    left / 60)
+
+
 def read_lines(path: str, encoding: str = "utf-8") -> Callable[[], Iterator[str]]:
-    """An ``items`` callable over the lines of a text file (newline removed)."""
+    """An ``items`` callable over the lines of a text file (newline removed; read as
+    :mod:`fairseq_syntax.text_files` reads every text input)."""
 
     def gen():
-        with open(path, encoding=encoding) as f:
-            for line in f:
-                yield line.rstrip("\n")
+        yield from read_text_lines(path)
 
     return gen
 

@@ -22,6 +22,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, TextIO
 
 from fairseq_syntax.data.tree import check_tree
 from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.text_files import open_text
 
 #: A FORM may contain spaces in CoNLL-U ("parce que" in French PUD). The
 #: whitespace-tokenised text that BPE and fairseq see cannot, so internal
@@ -102,7 +103,7 @@ def read_conllu(source, path: Optional[str] = None, first_line: int = 1, first_s
 
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         path = str(source) if path is None else path
-        with open(source, encoding="utf-8-sig") as fh:
+        with open_text(source) as fh:
             yield from read_conllu(fh, path, first_line, first_sentence)
         return
     path = path or getattr(source, "name", "<conllu>")

@@ -34,6 +34,7 @@ from typing import Dict, Iterator, List, Tuple, Union
 import numpy as np
 
 from fairseq_syntax.data.conllu import Sentence, normalize_form, read_conllu
+from fairseq_syntax.text_files import open_text
 
 OTHER_WHITESPACE = re.compile(r"[^\S \n]")  # what str.split() splits at, but for space and newline
 
@@ -101,7 +102,7 @@ def read_blocks(path: str, block_chars: int = 1 << 20) -> Iterator[Union[ColumnB
     the next block is asked for (the next block's sentence numbers follow from its count)."""
     first_line, first_sentence = 1, 0
     carry = ""
-    with open(path, encoding="utf-8-sig") as fh:
+    with open_text(path) as fh:
         while True:
             chunk = fh.read(block_chars)
             if chunk:

@@ -16,6 +16,7 @@ from fairseq_syntax.data.conllu import read_conllu
 from fairseq_syntax.data.linearize import linearize_tree
 from fairseq_syntax.data.tree import unit_tree
 from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.text_files import open_text
 
 
 def _target_lines(pref, lang, units):
@@ -23,7 +24,7 @@ def _target_lines(pref, lang, units):
     conllu = f"{pref}.{lang}.conllu"
     if os.path.exists(conllu):
         return [" ".join(s.forms(units)) for s in read_conllu(conllu)]
-    with open(f"{pref}.{lang}", encoding="utf-8-sig") as f:
+    with open_text(f"{pref}.{lang}") as f:
         return [" ".join(line.split()) for line in f]
 
 

@@ -30,6 +30,7 @@ from fairseq_syntax.data.conllu_blocks import OTHER_WHITESPACE, ColumnBlock, rea
 from fairseq_syntax.data.syntax_io import AlignedCorpus
 from fairseq_syntax.data.tree import token_tree, unit_tree
 from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.text_files import open_text
 
 UNITS = ("auto", "surface", "words")
 
@@ -175,7 +176,7 @@ def iter_aligned_blocks(conllu_path: str, bpe_path: str, units: str = "auto", ma
     if units not in UNITS:
         raise ValueError(f"units must be one of {UNITS}, not {units!r}")
     lineno = 0  # BPE lines consumed
-    with open(bpe_path, encoding="utf-8") as bpe, tqdm(desc=f"align {bpe_path}", unit="sent", total=total,
+    with open_text(bpe_path) as bpe, tqdm(desc=f"align {bpe_path}", unit="sent", total=total,
                                                        disable=not progress, mininterval=1.0) as bar:
         for block in read_blocks(conllu_path, block_chars):
             if isinstance(block, ColumnBlock):

@@ -28,6 +28,7 @@ from typing import Iterable, List, Sequence
 import numpy as np
 
 from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.text_files import open_text
 
 FIELDS = ("words", "heads", "labels")
 logger = logging.getLogger(__name__)
@@ -60,17 +61,21 @@ class AlignedCorpus:
 
     # --- text form -------------------------------------------------------
     def write_text(self, prefix: str) -> None:
+        """Write ``PREFIX.{words,heads,labels}``; each file appears whole or not at all (temp file, rename)."""
         offs = np.concatenate([[0], np.cumsum(self.sizes, dtype=np.int64)])
         words = self.words.tolist()
         heads = self.heads.tolist()
-        with open(prefix + ".words", "w", encoding="utf-8") as fw, open(
-            prefix + ".heads", "w", encoding="utf-8"
-        ) as fh, open(prefix + ".labels", "w", encoding="utf-8") as fl:
+        tmp = {f: f"{prefix}.{f}.tmp" for f in FIELDS}
+        with open(tmp["words"], "w", encoding="utf-8") as fw, open(
+            tmp["heads"], "w", encoding="utf-8"
+        ) as fh, open(tmp["labels"], "w", encoding="utf-8") as fl:
             for k in range(len(self.sizes)):
                 a, b = offs[k], offs[k + 1]
                 fw.write(" ".join(map(str, words[a:b])) + "\n")
                 fh.write(" ".join(map(str, heads[a:b])) + "\n")
                 fl.write(" ".join(self.labels[a:b]) + "\n")
+        for f in FIELDS:
+            os.replace(tmp[f], f"{prefix}.{f}")
 
     @classmethod
     def read_text(cls, prefix: str) -> "AlignedCorpus":
@@ -80,9 +85,7 @@ class AlignedCorpus:
         for p in paths:
             if not os.path.exists(p):
                 raise SyntaxDataError(p, "file not found (expected the output of preprocess/align.py)")
-        with open(paths[0], encoding="utf-8") as fw, open(paths[1], encoding="utf-8") as fh, open(
-            paths[2], encoding="utf-8"
-        ) as fl:
+        with open_text(paths[0]) as fw, open_text(paths[1]) as fh, open_text(paths[2]) as fl:
             lineno = 0
             for lineno, (lw, lh, ll) in enumerate(zip(fw, fh, fl), 1):
                 w, h, lab = lw.split(), lh.split(), ll.split()

@@ -26,11 +26,11 @@ The library behind ``fairseq-syntax-evaluate`` (:mod:`fairseq_syntax.cli.evaluat
 from typing import Dict, List, Optional, Sequence
 
 from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.text_files import read_text_lines
 
 
 def read_lines(path: str) -> List[str]:
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n") for line in f]
+    return list(read_text_lines(path))
 
 
 def check_same_length(named: Dict[str, List[str]]):

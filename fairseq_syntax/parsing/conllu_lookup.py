@@ -22,8 +22,7 @@ class ConllULookupParser(Parser):
             raise ValueError("the conllu lookup parser needs the path of a CoNLL-U file")
         self.path = path
         self.index: Dict[Tuple[str, ...], Sentence] = {}
-        with open(path, encoding="utf-8") as f:
-            for sent in read_conllu(f, path=path):
+        for sent in read_conllu(path):
                 self.index.setdefault(tuple(sent.tokens), sent)
                 self.index.setdefault(tuple(sent.words), sent)
 

@@ -8,6 +8,7 @@ multiword tokens are handled like any other CoNLL-U.
 from __future__ import annotations
 
 import io
+import os
 from typing import List, Sequence
 
 from fairseq_syntax.data.conllu import Sentence, read_conllu
@@ -21,9 +22,11 @@ class UDPipeParser(Parser):
         from ufal.udpipe import Model, Pipeline, ProcessingError
 
         self.pretokenized = pretokenized
+        if not os.path.isfile(model_path):
+            raise FileNotFoundError(f"no UDPipe model file {model_path}")
         self.model = Model.load(model_path)
         if self.model is None:
-            raise RuntimeError(f"cannot load UDPipe model {model_path}")
+            raise RuntimeError(f"{model_path} is not a UDPipe model (Model.load failed)")
         inp = "horizontal" if pretokenized else "tokenizer=presegmented"
         self.pipeline = Pipeline(self.model, inp, Pipeline.DEFAULT, Pipeline.DEFAULT, "conllu")
         self._error_cls = ProcessingError

@@ -46,27 +46,27 @@ from fairseq_syntax.data.chunked import (
 from fairseq_syntax.data.conllu import read_conllu
 from fairseq_syntax.data.pair_filter import language_keep_file, length_keep, read_mask
 from fairseq_syntax.errors import OptionError, SyntaxDataError
+from fairseq_syntax.text_files import count_lines, open_text
 from fairseq_syntax.parsing.base import (
     backend_options,
     effective_workers,
     load_parser,
     parse_chunked,
 )
-from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
+from fairseq_syntax.preparation.record import UNFINISHED_FILE, LanguageRecord, PreparationRecord
 
 logger = logging.getLogger(__name__)
 
 
 def _count_lines(path):
-    # text mode, like every reader downstream (BPE, fairseq-preprocess): a stray
-    # carriage return counts as a line break here exactly as it does there
-    with open(path, encoding="utf-8") as f:
-        return sum(1 for _ in f)
+    # a carriage return inside a line, which the readers downstream (BPE, fairseq-preprocess) would take as a
+    # line break, is refused by every text reader here (data/text_files.py)
+    return count_lines(path)
 
 
 def _copy_text(src, dst):
     """Copy a whitespace-tokenised text file; empty lines are errors."""
-    with open(src, encoding="utf-8-sig") as fin, open(dst, "w", encoding="utf-8") as fout:
+    with open_text(src) as fin, open(dst, "w", encoding="utf-8") as fout:
         for i, line in enumerate(fin, 1):
             if not line.strip():
                 raise SyntaxDataError(f"{src}:{i}", "empty line: every line must hold one sentence")
@@ -144,7 +144,7 @@ def _write_tokens(conllu, path, units, progress=False):
 def _conllu_blocks(path):
     """The sentences of a CoNLL-U file as text blocks (comments included), without parsing them."""
     block = []
-    with open(path, encoding="utf-8-sig") as f:
+    with open_text(path) as f:
         for line in f:
             if line.strip():
                 block.append(line)
@@ -160,7 +160,7 @@ def _units(path):
     if path.endswith(".conllu"):
         yield from _conllu_blocks(path)
         return
-    with open(path, encoding="utf-8-sig") as f:
+    with open_text(path) as f:
         yield from f
 
 
@@ -252,7 +252,7 @@ def normalized_text(raw, out, lang):
     from sacremoses import MosesPunctNormalizer
 
     norm = MosesPunctNormalizer(lang)
-    with open(raw, encoding="utf-8-sig") as fin, open(out + ".tmp", "w", encoding="utf-8") as fout:
+    with open_text(raw) as fin, open(out + ".tmp", "w", encoding="utf-8") as fout:
         for line in fin:
             fout.write(norm.normalize(line.rstrip("\r\n")) + "\n")
     os.replace(out + ".tmp", out)
@@ -381,7 +381,7 @@ def _shard_token_lines(source, units, chunk_size):
 
     def lines(a, b):
         if kind == "text":
-            with open(path, encoding="utf-8-sig") as f:
+            with open_text(path) as f:
                 for line in itertools.islice(f, a, b):
                     yield line.rstrip("\r\n")
             return
@@ -447,16 +447,38 @@ def prepare_shard(args, shard, syntax_sides, work):
     print(f"shard {args.shard} done: run the same command without --shard once every shard is done")
 
 
+def check_paths(args, splits, work):
+    """Before any work: --destdir and --workdir can be folders, and every split has its input on both sides
+    (a missing valid file found after hours of parsing train would waste them)."""
+    for flag, path in (("--destdir", args.destdir), ("--workdir", work)):
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise SyntaxDataError(path, f"{flag} names a file, not a folder: give a folder (made when missing)")
+    for split, pref in splits:
+        for lang in (args.source_lang, args.target_lang):
+            if not (os.path.exists(f"{pref}.{lang}.conllu") or os.path.exists(f"{pref}.{lang}")):
+                raise SyntaxDataError(f"{pref}.{lang}", f"the {split} split's input: neither this file nor "
+                                      f"{os.path.basename(pref)}.{lang}.conllu exists")
+
+
 def _check_destdir(args, work):
     """fairseq-preprocess refuses a --destdir with dictionaries in it, after the long steps: refuse it first,
-    or with --overwrite remove the dictionaries it would refuse (the rest of the data-bin is rewritten)."""
+    or with --overwrite remove the dictionaries it would refuse (the rest of the data-bin is rewritten). A
+    data-bin that a killed prepare left unfinished (its marker, UNFINISHED_FILE) is rebuilt without
+    --overwrite: running the same command again resumes."""
     given = args.preprocess_args.split()
     sides = [(args.source_lang, "--srcdict"), (args.target_lang, "--tgtdict")]
     existing = [os.path.join(args.destdir, f"dict.{lang}.txt") for lang, option in sides if option not in given]
     existing = [d for d in existing if os.path.exists(d)]
+    unfinished = os.path.exists(os.path.join(args.destdir, UNFINISHED_FILE))
+    if unfinished:
+        logger.info("%s: left unfinished by an interrupted prepare: resuming (finished parse and BPE work under "
+                    "%s is reused; the data-bin's files are written again)", args.destdir, work)
+        log = os.path.join(args.destdir, "preprocess.log")  # the interrupted run's fairseq-preprocess log
+        if os.path.exists(log):
+            os.remove(log)
     if not existing:
         return
-    if not args.overwrite:
+    if not args.overwrite and not unfinished:
         raise OptionError(f"--destdir {args.destdir} already holds a data-bin ({', '.join(existing)}): give another "
                      f"--destdir, or --overwrite to rebuild it (finished parse and BPE work under {work} is reused)")
     for d in existing:
@@ -555,12 +577,18 @@ def prepare(args):
         raise OptionError("--lowercase is for corpora without syntax (--syntax none): lowercased text would no "
                           "longer match the forms of the parses")
     work = args.workdir or os.path.join(args.destdir, "work")
+    splits = [(s, p) for s, p in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)) if p]
     if getattr(args, "record_only", False):
         return record_existing(args, syntax_sides, work)
+    check_paths(args, splits if shard is None else splits[:1], work)
     os.makedirs(work, exist_ok=True)
     if shard is None:
         _check_destdir(args, work)
     os.makedirs(args.destdir, exist_ok=True)
+    unfinished = os.path.join(args.destdir, UNFINISHED_FILE)
+    if shard is None:  # until the record is written, the data-bin is unfinished (a rerun resumes, training refuses)
+        atomic_write(unfinished, b"prepare is writing this data-bin; if it was interrupted, run the same command "
+                     b"again\n")
     for lang in (src, tgt):  # a label dictionary from an earlier run would be stale
         stale = os.path.join(args.destdir, f"dict.{lang}.labels.txt")
         if os.path.exists(stale):
@@ -569,8 +597,6 @@ def prepare(args):
     if shard is not None:
         prepare_shard(args, shard, syntax_sides, work)
         return
-    splits = [(s, p) for s, p in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)) if p]
-
     parsers = {}
     to_parse = sides_to_parse(args, [pref for _, pref in splits], syntax_sides)
     load_side_parsers(args, to_parse, parsers)
@@ -608,11 +634,13 @@ def prepare(args):
         for lang, side in ((src, "source"), (tgt, "target")):
             if side not in syntax_sides:
                 continue
+            logger.info("%s %s: aligning the trees to the subwords and binarizing them", split, lang)
             align_and_binarize(conllus[(split, lang)], bpe_paths[(split, lang)], args.destdir, split, src, tgt,
                                lang, args.units, text_prefix=os.path.join(work, f"{split}.{lang}"),
                                progress=not args.no_progress,
                                total=None if args.no_progress else _count_lines(bpe_paths[(split, lang)]))
     write_record(args, syntax_sides, codes, [side for _, side in to_parse])
+    os.remove(unfinished)
     logger.info("prepared %s in %.1fs", args.destdir, time.perf_counter() - t_start)
     print(f"data-bin ready: {args.destdir}")
 

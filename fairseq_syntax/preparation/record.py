@@ -31,6 +31,9 @@ from typing import Dict, Optional
 from fairseq_syntax.errors import SyntaxDataError
 
 RECORD_FILE = "preparation.json"
+#: in a data-bin while prepare writes it: a killed prepare leaves it, the same command then resumes, and the
+#: task refuses to train on the data-bin
+UNFINISHED_FILE = ".prepare-unfinished"
 VERSION = 1
 TOKENIZERS = ("parser", "given", "moses", "kytea")
 

@@ -42,6 +42,7 @@ from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from fairseq_syntax.data import syntax_io
+from fairseq_syntax.data.mmap_check import check_mmap_dataset, split_prefixes
 from fairseq_syntax.data.parent_strategies import STRATEGIES
 from fairseq_syntax.data.subword_align import align_sentence, split_subwords
 from fairseq_syntax.data.syntax_dataset import (
@@ -61,6 +62,7 @@ from fairseq_syntax.inference.target import RecordedText
 from fairseq_syntax.parsing import backend_options, build_parser
 from fairseq_syntax.preparation.record import (
     RECORD_FILE,
+    UNFINISHED_FILE,
     PreparationRecord,
     parser_options,
 )
@@ -147,8 +149,12 @@ class SyntaxTranslationTask(TranslationTask):
 
     @classmethod
     def setup_task(cls, cfg, **kwargs):
-        task = super().setup_task(cfg, **kwargs)
         data0 = utils.split_paths(cfg.data)[0]
+        unfinished = os.path.join(data0, UNFINISHED_FILE)
+        if os.path.exists(unfinished):
+            raise SyntaxDataError(unfinished, "this data-bin was left unfinished by an interrupted prepare: run the "
+                                  "same prepare command again (it resumes), then train")
+        task = super().setup_task(cfg, **kwargs)
         dicts = []
         for lang in (cfg.source_lang, cfg.target_lang):
             p = syntax_io.label_dict_path(data0, lang)
@@ -257,7 +263,40 @@ class SyntaxTranslationTask(TranslationTask):
         needs_fn = getattr(model, "syntax_needs", None)
         if callable(needs_fn):
             self.add_model_needs(needs_fn())
+            if not from_checkpoint:  # training: before a criterion, a trainer or a checkpoint exists
+                self.check_data_for_training(getattr(cfg, "arch", None) or type(model).__name__)
         return model
+
+    def check_data_for_training(self, model_name: str) -> None:
+        """Every syntax side the models read or learn (inputs and parse supervision) is in the data-bin for the
+        training split and the splits loaded so far (fairseq-train loads its validation splits before it
+        builds the model): a missing side is one error naming the files, before anything is trained or
+        written. (Decoding needs only the inputs: :meth:`_load_side` checks those.)"""
+        data_path = self.data_dir
+        src, tgt = self.cfg.source_lang, self.cfg.target_lang
+        splits = [self.cfg.train_subset] + [s for s in self.datasets if s != self.cfg.train_subset]
+        for side, lang in (("source", src), ("target", tgt)):
+            fields = self.syntax_request.needs(side)
+            if not fields:
+                continue
+            files = ["words", "heads"] + (["labels"] if "labels" in fields else [])
+            for split in splits:
+                prefix = next((p for p in (syntax_io.syntax_prefix(data_path, split, a, b, lang)
+                                           for a, b in ((src, tgt), (tgt, src))) if os.path.exists(p + ".idx")),
+                              None)
+                if prefix is None:
+                    continue  # no token data for this split either: fairseq names the missing split
+                missing = [f for f in files if not syntax_io.syntax_exists(prefix, f)]
+                if missing:
+                    use = "an input" if self.syntax_request.required(side) else "what its parse loss learns"
+                    names = missing[0] if len(missing) == 1 else "{" + ",".join(missing) + "}"
+                    again = "--syntax source,target" if side == "target" else "--syntax source (or source,target)"
+                    raise SyntaxDataError(
+                        f"{prefix}.{names}.{{bin,idx}}",
+                        f"missing: the model ({model_name}) needs the {side} side's syntax "
+                        f"({','.join(sorted(fields))}: {use}) for split '{split}'; prepare the data-bin with "
+                        f"{again}, or train a model that does not use it",
+                    )
 
     def add_model_needs(self, needs: SyntaxNeeds) -> None:
         """A model built on this task declares what it needs: resolve the request again (and give the new one
@@ -283,13 +322,15 @@ class SyntaxTranslationTask(TranslationTask):
             self._adopt_saved_config(task_cfg)
         if self.cfg.truncate_source:
             raise ValueError("--truncate-source would cut tokens away from their syntax; it is not supported here")
-        super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
-        base = self.datasets[split]
         paths = utils.split_paths(self.cfg.data)
         if split != self.cfg.train_subset:
             paths = paths[:1]
         data_path = paths[(epoch - 1) % len(paths)]
         src, tgt = self.cfg.source_lang, self.cfg.target_lang
+        for prefix in split_prefixes(data_path, split, src, tgt):  # sizes checked before fairseq maps the files
+            check_mmap_dataset(prefix)
+        super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+        base = self.datasets[split]
         src_syn = self._load_side(data_path, split, src, tgt, src, "source", base.src_sizes, combine)
         tgt_syn = None
         if base.tgt is not None:

@@ -1,0 +1,57 @@
+"""A checkpoint file that cannot be read is named, with what to do (docs/design.md, "Errors").
+
+torch reports an empty checkpoint as a bare ``EOFError`` and a truncated one (a save cut off by a kill or a
+full disk) as ``PytorchStreamReader failed reading zip archive: failed finding central directory``, neither
+naming the file. fairseq reads every checkpoint through ``checkpoint_utils.load_checkpoint_to_cpu`` (training
+resuming from checkpoint_last.pt, fairseq-generate's ``--path``, the hub interface, the plugin's analysis
+commands): :func:`install` wraps that function so that these failures become a
+:class:`~fairseq_syntax.errors.SyntaxDataError` naming the checkpoint, shown as one line
+(:mod:`fairseq_syntax.error_display`). Checkpoints torch's safe loader refuses (globals outside the
+allow-list, :mod:`fairseq_syntax.checkpoint_safety`) keep torch's own message.
+"""
+import functools
+import os
+
+from fairseq_syntax.errors import SyntaxDataError
+
+#: torch's messages for a file that is not a whole zip archive
+_UNREADABLE = ("PytorchStreamReader", "zip archive", "central directory", "archive is corrupted")
+
+
+def unreadable_checkpoint(path: str, exc: BaseException) -> SyntaxDataError:
+    """The error to raise for a checkpoint file torch could not read."""
+    size = os.path.getsize(path) if os.path.exists(path) else 0
+    state = "empty (0 bytes)" if size == 0 else f"truncated or not a checkpoint ({size:,} bytes; {type(exc).__name__})"
+    todo = "use another checkpoint (e.g. checkpoint_best.pt or an epoch's checkpointN.pt)"
+    if os.path.basename(path) == "checkpoint_last.pt":
+        todo = ("remove it, then train again to start over or give --restore-file with another checkpoint (e.g. "
+                "checkpoint_best.pt, or an epoch's checkpointN.pt) to resume from there")
+    return SyntaxDataError(path, f"cannot be read: the file is {state}, e.g. a save cut off by a kill or a full "
+                           f"disk; {todo}")
+
+
+def _is_unreadable(exc: BaseException) -> bool:
+    if isinstance(exc, EOFError):
+        return True
+    return isinstance(exc, RuntimeError) and any(s in str(exc) for s in _UNREADABLE)
+
+
+def install() -> None:
+    """Wrap fairseq's ``checkpoint_utils.load_checkpoint_to_cpu`` (idempotent)."""
+    from fairseq import checkpoint_utils
+
+    original = checkpoint_utils.load_checkpoint_to_cpu
+    if getattr(original, "_fairseq_syntax_wrapped", False):
+        return
+
+    @functools.wraps(original)
+    def load_checkpoint_to_cpu(path, *args, **kwargs):
+        try:
+            return original(path, *args, **kwargs)
+        except (EOFError, RuntimeError) as e:
+            if not _is_unreadable(e):
+                raise
+            raise unreadable_checkpoint(str(path), e) from e
+
+    load_checkpoint_to_cpu._fairseq_syntax_wrapped = True
+    checkpoint_utils.load_checkpoint_to_cpu = load_checkpoint_to_cpu

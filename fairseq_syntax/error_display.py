@@ -1,0 +1,80 @@
+"""How an expected failure reaches the user: one line, ``error: WHERE: WHAT``, and a non-zero exit status
+(docs/design.md, "Errors").
+
+Expected failures are the plugin's :class:`~fairseq_syntax.errors.SyntaxDataError` (bad data, a file that is
+missing, truncated or not UTF-8, a data-bin that lacks what a model needs, a checkpoint that cannot be read)
+and :class:`~fairseq_syntax.errors.OptionError` (options that do not go together), and an ``OSError`` that
+names its file (a path that is not there, not a folder, not readable). Anything else is a bug and keeps its
+traceback. ``FAIRSEQ_SYNTAX_DEBUG=1`` shows the traceback of an expected failure too.
+
+The plugin's own commands go through :func:`fairseq_syntax.cli.run`; fairseq's commands (``fairseq-train``,
+``fairseq-generate``, ...) get the same display from :func:`install_excepthook`, which the plugin installs
+when fairseq loads it (``--user-dir``).
+"""
+import os
+import sys
+from typing import Optional
+
+from fairseq_syntax.errors import OptionError, SyntaxDataError
+
+DEBUG_ENV = "FAIRSEQ_SYNTAX_DEBUG"
+
+#: fairseq's messages for a missing checkpoint (--path) or split, raised as OSErrors without a file name
+FAIRSEQ_FILE_MESSAGES = ("Model file not found:", "Dataset not found:")
+
+#: exit status of an expected failure: 1 for data and files, 2 for options (argparse's status for usage errors)
+DATA_STATUS, OPTION_STATUS = 1, 2
+
+
+def debug_requested() -> bool:
+    """True when ``FAIRSEQ_SYNTAX_DEBUG`` asks for tracebacks (read when a failure happens, not at import)."""
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "no", "false")
+
+
+def one_line(exc: BaseException) -> Optional[str]:
+    """The one-line message of an expected failure (without ``error: ``), or None for anything else."""
+    if isinstance(exc, (SyntaxDataError, OptionError)):
+        return " ".join(str(exc).split())
+    if isinstance(exc, OSError) and exc.filename is None and str(exc).startswith(FAIRSEQ_FILE_MESSAGES):
+        return " ".join(str(exc).split())  # fairseq's own message names the file or split
+    if isinstance(exc, OSError) and exc.filename is not None:
+        what = exc.strerror or type(exc).__name__
+        if isinstance(exc, NotADirectoryError):
+            what += " (a file is in the way of a folder on this path)"
+        elif isinstance(exc, FileExistsError):
+            what += " (a file is where a folder should be made)"
+        return f"{exc.filename}: {what}"
+    return None
+
+
+def exit_status(exc: BaseException) -> int:
+    return OPTION_STATUS if isinstance(exc, OptionError) else DATA_STATUS
+
+
+def report(exc: BaseException) -> bool:
+    """Print an expected failure as one line on stderr; False (nothing printed) for anything else or when
+    tracebacks are asked for."""
+    message = one_line(exc)
+    if message is None or debug_requested():
+        return False
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    return True
+
+
+_installed = False
+
+
+def install_excepthook() -> None:
+    """Show an expected failure that ends a fairseq command as one line (exit status 1), leaving every other
+    exception to the hook installed before. Idempotent."""
+    global _installed
+    if _installed:
+        return
+    previous = sys.excepthook
+
+    def hook(exc_type, exc, tb):
+        if not report(exc):
+            previous(exc_type, exc, tb)
+
+    sys.excepthook = hook
+    _installed = True

@@ -1,0 +1,135 @@
+"""Reading the text inputs of every tool under one set of rules (docs/design.md, "Errors").
+
+The rules, the same for raw text, tokenised or BPE'd text, CoNLL-U, hypotheses and references:
+
+- UTF-8, decoded line by line: a byte that is not UTF-8 is a :class:`SyntaxDataError` naming the file, the
+  line and the column (and what to do), not a ``UnicodeDecodeError`` from deep inside a reader;
+- a byte-order mark at the start of the file is dropped;
+- a line ends at ``\\n``; a ``\\r`` before it (Windows line ends, CRLF) is dropped. A ``\\r`` anywhere else
+  in a line is an error: fairseq-preprocess and Python's text mode would take it as a line break and the
+  sides of a corpus would no longer line up;
+- a missing file, a directory or an unreadable file is a :class:`SyntaxDataError` naming the path.
+
+:func:`open_text` gives a file object that yields lines ending in ``\\n`` (as a text-mode file does);
+:func:`count_lines` counts them.
+"""
+import io
+import os
+from typing import Iterator, Optional
+
+from fairseq_syntax.errors import SyntaxDataError
+
+BOM = b"\xef\xbb\xbf"
+
+
+def check_readable(path: str) -> None:
+    """A SyntaxDataError naming ``path`` if it is not a readable file."""
+    if not os.path.exists(path):
+        raise SyntaxDataError(path, "no such file")
+    if os.path.isdir(path):
+        raise SyntaxDataError(path, "is a directory, not a file")
+    if not os.access(path, os.R_OK):
+        raise SyntaxDataError(path, "cannot be read (permission denied)")
+
+
+def decode_text(raw: bytes, path: str, first_line: int) -> str:
+    """Bytes of ``path`` that start at line ``first_line`` (whole lines; the file's start when 1) as text
+    under the rules above."""
+    if first_line == 1 and raw.startswith(BOM):
+        raw = raw[len(BOM):]
+    raw = raw.replace(b"\r\n", b"\n")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line_start = raw.rfind(b"\n", 0, e.start) + 1
+        lineno = first_line + raw.count(b"\n", 0, e.start)
+        raise SyntaxDataError(
+            f"{path}:{lineno}",
+            f"not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start - line_start + 1}); convert the file "
+            "to UTF-8, e.g. `iconv -f latin1 -t utf-8 FILE > FILE.utf8` if it is Latin-1",
+        ) from None
+    cr = text.find("\r")
+    if cr >= 0:
+        raise SyntaxDataError(
+            f"{path}:{first_line + text.count(chr(10), 0, cr)}",
+            f"a carriage return inside the line (column {cr - (text.rfind(chr(10), 0, cr) + 1) + 1}): readers "
+            "downstream would split the line there; remove it (e.g. `tr -d '\\r'`)",
+        )
+    return text
+
+
+class TextFile(io.TextIOBase):
+    """A read-only text file under the rules above: iterate it, or ``readline()`` / ``read(size)`` (whole
+    lines of at least ``size`` bytes, decoded at once). ``lineno`` counts the lines returned so far."""
+
+    def __init__(self, path: str):
+        super().__init__()
+        path = os.fspath(path)
+        check_readable(path)
+        self.path = path
+        try:
+            self._f = open(self.path, "rb")
+        except OSError as e:
+            raise SyntaxDataError(self.path, f"cannot be opened ({e.strerror})") from None
+        self.lineno = 0
+
+    @property
+    def name(self) -> str:
+        return self.path
+
+    def readable(self) -> bool:
+        return True
+
+    def _decode(self, raw: bytes) -> str:
+        text = decode_text(raw, self.path, self.lineno + 1)
+        self.lineno += text.count("\n") + (0 if text.endswith("\n") else 1)
+        return text
+
+    def readline(self, size: int = -1) -> str:
+        raw = self._f.readline()
+        return self._decode(raw) if raw else ""
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def read(self, size: Optional[int] = -1) -> str:
+        if size is None or size < 0:
+            raw = self._f.read()
+        else:
+            raw = self._f.read(size)
+            if raw and not raw.endswith(b"\n"):
+                raw += self._f.readline()
+        return self._decode(raw) if raw else ""
+
+    def close(self) -> None:
+        if not self.closed:
+            self._f.close()
+        super().close()
+
+
+def open_text(path: str) -> TextFile:
+    """Open a text input for reading (see the module docstring for the rules)."""
+    return TextFile(path)
+
+
+def read_text_lines(path: str) -> Iterator[str]:
+    """The lines of a text input without their line ends."""
+    with open_text(path) as f:
+        for line in f:
+            yield line[:-1] if line.endswith("\n") else line
+
+
+def count_lines(path: str) -> int:
+    """The number of lines of a text input as :func:`open_text` reads them (a last line without ``\\n``
+    counts)."""
+    n = 0
+    with open_text(path) as f:
+        for _ in f:
+            n += 1
+    return n
