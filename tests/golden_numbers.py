@@ -4,7 +4,15 @@ refactoring must hold still.
 For each case (a named architecture with its criterion, tiny sizes, seed 1), built through fairseq-train's
 own option parsing with ``--user-dir`` and ``--task syntax_translation`` over the golden data-bin: the
 logging outputs of the criterion (loss, NLL, parse and sync terms) over ``STEPS`` Adam steps on the whole
-batch, then beam search (beam 3) on its first ``BEAM_SENTENCES`` sentences: tokens and scores.
+batch, and beam search (beam 3) on its first ``BEAM_SENTENCES`` sentences after ``BEAM_AFTER`` steps: tokens
+and scores.
+
+Across CPUs the same code computes the same first steps to about 1e-6 (relative), but Adam at this learning
+rate on one batch amplifies rounding about tenfold per step from the fourth on: between a 2-core Intel Xeon
+and a 2-core AMD EPYC (both AVX-512) the terms differed by up to 4e-6 at step 4, 5e-5 at step 5 and 5e-2 at
+step 29, and beam search after 30 steps chose other tokens in 11 of 20 cases. So the test holds the first
+``EXACT_STEPS`` steps and the beam (run on the weights after ``BEAM_AFTER`` steps) to 1e-4, and the rest of
+the trajectory only loosely; on one machine every number is the same to the last digit.
 
     python tests/golden_numbers.py --record        # rewrite tests/data/golden/records.json (an intended change only)
     python tests/golden_numbers.py [CASE...]       # print what the cases compute now
@@ -20,6 +28,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden")
 RECORDS = os.path.join(GOLDEN, "records.json")
 STEPS = 30
+EXACT_STEPS = 5  # steps 0..4 held to 1e-4 on any CPU
+BEAM_AFTER = 4  # beam search on the weights after this many Adam steps (the same on any CPU to about 1e-5)
 BEAM_SENTENCES = 6
 LR = 1e-2
 
@@ -96,27 +106,31 @@ def compute(case):
     task, model, criterion, batch = build(case)
     torch.manual_seed(1)
     opt = torch.optim.Adam(model.parameters(), lr=LR)
-    steps = []
+    def beam_search():
+        model.eval()
+        ids = list(range(BEAM_SENTENCES))
+        ds = task.dataset("train")
+        sample = ds.collater([ds[i] for i in ids])
+        gen = SequenceGenerator([model], task.target_dictionary, beam_size=3, max_len_b=30)
+        with torch.no_grad():
+            hyps = task.inference_step(gen, [model], sample)
+        model.train()
+        by_id = {sid: [{"tokens": h["tokens"].tolist(), "score": float(h["score"])} for h in hyps[b]]
+                 for b, sid in enumerate(sample["id"].tolist())}
+        return [by_id[i] for i in ids]
+
+    steps, beam = [], None
     model.train()
-    for _ in range(STEPS):
+    for k in range(STEPS):
+        if k == BEAM_AFTER:
+            beam = beam_search()
         loss, sample_size, log = criterion(model, batch)
         (loss / sample_size).backward()
         opt.step()
         opt.zero_grad()
         steps.append({k: float(v) for k, v in sorted(log.items()) if k not in ("ntokens", "nsentences",
                                                                                 "sample_size")})
-    model.eval()
-    ids = list(range(BEAM_SENTENCES))
-    ds = task.dataset("train")
-    sample = ds.collater([ds[i] for i in ids])
-    gen = SequenceGenerator([model], task.target_dictionary, beam_size=3, max_len_b=30)
-    with torch.no_grad():
-        hyps = task.inference_step(gen, [model], sample)
-    order = sample["id"].tolist()
-    beam = {}
-    for b, sid in enumerate(order):
-        beam[str(sid)] = [{"tokens": h["tokens"].tolist(), "score": float(h["score"])} for h in hyps[b]]
-    return {"steps": steps, "beam": [beam[str(i)] for i in ids]}
+    return {"steps": steps, "beam": beam}
 
 
 def main(argv=None):
@@ -130,7 +144,8 @@ def main(argv=None):
         if args.cases:
             sys.exit("--record writes every case: give no case names")
         with open(RECORDS, "w", encoding="utf-8") as f:
-            json.dump({"steps": STEPS, "lr": LR, "cases": out}, f, indent=1, sort_keys=True)
+            json.dump({"steps": STEPS, "beam_after": BEAM_AFTER, "lr": LR, "cases": out}, f, indent=1,
+                      sort_keys=True)
             f.write("\n")
         print(f"recorded {len(out)} cases -> {RECORDS}")
     else:

@@ -1,11 +1,14 @@
 """Numbers held still: every preset's training losses (with the parse and sync terms) over a few Adam steps
 and its beam search outputs, on a fixed batch of real aligned data (tests/data/golden), are what they were
-when recorded (tests/golden_numbers.py). A refactoring that changes one of them changed the model."""
+when recorded (tests/golden_numbers.py) from the code before the redesign of the package. A refactoring that
+changes one of them changed the model. The first EXACT_STEPS steps and the beam are held to 1e-4 on any CPU;
+the later steps, where rounding differences between CPUs grow tenfold per step, only to a quarter (they still
+catch a model that stops training or diverges)."""
 import json
 
 import pytest
 
-from golden_numbers import CASES, RECORDS, compute
+from golden_numbers import BEAM_AFTER, CASES, EXACT_STEPS, RECORDS, compute
 
 with open(RECORDS, encoding="utf-8") as _f:
     RECORDED = json.load(_f)
@@ -18,11 +21,12 @@ def test_every_case_is_recorded():
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_numbers_held_still(case):
     want, got = RECORDED["cases"][case], compute(case)
-    assert len(got["steps"]) == len(want["steps"]) == RECORDED["steps"]
+    assert len(got["steps"]) == len(want["steps"]) == RECORDED["steps"] and RECORDED["beam_after"] == BEAM_AFTER
     for k, (w, g) in enumerate(zip(want["steps"], got["steps"])):
         assert sorted(g) == sorted(w), (case, k)  # the same loss terms
+        rel = 1e-4 if k < EXACT_STEPS else 0.25
         for name in w:
-            assert g[name] == pytest.approx(w[name], rel=2e-4, abs=1e-3), (case, "step", k, name)
+            assert g[name] == pytest.approx(w[name], rel=rel, abs=1e-5), (case, "step", k, name)
     for sid, (w, g) in enumerate(zip(want["beam"], got["beam"])):
         assert [h["tokens"] for h in g] == [h["tokens"] for h in w], (case, "sentence", sid)
-        assert [h["score"] for h in g] == pytest.approx([h["score"] for h in w], rel=1e-3), (case, "sentence", sid)
+        assert [h["score"] for h in g] == pytest.approx([h["score"] for h in w], rel=1e-4), (case, "sentence", sid)
