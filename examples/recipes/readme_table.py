@@ -9,6 +9,11 @@ A baseline's row gives its scores; every other row gives its difference to its b
 paired bootstrap p-value of that difference (1,000 resamples, results_table.py). Empty: not part of that
 corpus's table (or not trained yet). The full tables (chrF, UAS, validation NLL, train hours, the tries):
 docs/recipes.md.
+
+A corpus whose models trained on several CPUs keeps one results folder per CPU (``results/intel-xeon``,
+``results/amd-epyc``, ...), each with the transformer trained there: a row is the difference to the
+baseline of its own CPU, and a cell of a model trained on several CPUs shows each, in the order of
+``MACHINES``, separated by " / ".
 """
 import argparse
 import json
@@ -17,6 +22,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BEGIN, END = "<!-- results table (examples/recipes/readme_table.py) -->", "<!-- end results table -->"
+
+#: the CPUs' results folders of a corpus trained on several, in the order their cells are shown
+MACHINES = ["intel-xeon", "amd-epyc"]
 
 # (header, results folder, test set, metric)
 COLUMNS = [
@@ -52,6 +60,15 @@ ROWS = [
 
 
 def cell(folder, model, baseline, test_set, metric):
+    """A model's cell in one corpus's column: from the folder itself, else from its CPUs' folders."""
+    machines = [m for m in MACHINES if os.path.isdir(os.path.join(ROOT, folder, m))]
+    if not machines:
+        return one_cell(folder, model, baseline, test_set, metric)
+    return " / ".join(c for c in (one_cell(os.path.join(folder, m), model, baseline, test_set, metric)
+                                  for m in machines) if c)
+
+
+def one_cell(folder, model, baseline, test_set, metric):
     path = os.path.join(ROOT, folder, f"{model}.json")
     if not os.path.exists(path):
         return ""
