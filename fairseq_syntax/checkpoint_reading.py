@@ -19,15 +19,24 @@ _UNREADABLE = ("PytorchStreamReader", "zip archive", "central directory", "archi
 
 
 def unreadable_checkpoint(path: str, exc: BaseException) -> SyntaxDataError:
-    """The error to raise for a checkpoint file torch could not read."""
+    """The error to raise for a checkpoint file torch could not read: the file's state, torch's own message,
+    and what to do (removing checkpoint_last.pt is advised only for a file that is certainly incomplete: empty,
+    or a zip archive without its end)."""
     size = os.path.getsize(path) if os.path.exists(path) else 0
-    state = "empty (0 bytes)" if size == 0 else f"truncated or not a checkpoint ({size:,} bytes; {type(exc).__name__})"
+    reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+    incomplete = size == 0 or "central directory" in reason
+    state = "empty (0 bytes)" if size == 0 else f"{size:,} bytes, torch: {reason}"
+    if incomplete:
+        cause = "a checkpoint cut off, e.g. by a kill or a full disk while it was saved"
+    else:
+        cause = "truncated, corrupt or not a checkpoint, or a read that failed (try again first on a network disk)"
     todo = "use another checkpoint (e.g. checkpoint_best.pt or an epoch's checkpointN.pt)"
-    if os.path.basename(path) == "checkpoint_last.pt":
+    if os.path.basename(path) == "checkpoint_last.pt" and incomplete:
         todo = ("remove it, then train again to start over or give --restore-file with another checkpoint (e.g. "
                 "checkpoint_best.pt, or an epoch's checkpointN.pt) to resume from there")
-    return SyntaxDataError(path, f"cannot be read: the file is {state}, e.g. a save cut off by a kill or a full "
-                           f"disk; {todo}")
+    elif os.path.basename(path) == "checkpoint_last.pt":
+        todo = "if it stays unreadable, " + todo + " with --restore-file"
+    return SyntaxDataError(path, f"cannot be read ({state}): {cause}; {todo}")
 
 
 def _is_unreadable(exc: BaseException) -> bool:

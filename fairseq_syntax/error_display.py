@@ -9,7 +9,8 @@ traceback. ``FAIRSEQ_SYNTAX_DEBUG=1`` shows the traceback of an expected failure
 
 The plugin's own commands go through :func:`fairseq_syntax.cli.run`; fairseq's commands (``fairseq-train``,
 ``fairseq-generate``, ...) get the same display from :func:`install_excepthook`, which the plugin installs
-when fairseq loads it (``--user-dir``).
+when fairseq loads it (``--user-dir``); a user's own script that imports the plugin keeps Python's tracebacks.
+Through the hook an ``OptionError`` exits with status 1, as every uncaught exception does.
 """
 import os
 import sys
@@ -43,7 +44,7 @@ def one_line(exc: BaseException) -> Optional[str]:
             what += " (a file is in the way of a folder on this path)"
         elif isinstance(exc, FileExistsError):
             what += " (a file is where a folder should be made)"
-        return f"{exc.filename}: {what}"
+        return f"{exc.filename}: {what} ({DEBUG_ENV}=1 shows where it came from)"
     return None
 
 
@@ -64,16 +65,26 @@ def report(exc: BaseException) -> bool:
 _installed = False
 
 
+def fairseq_program_running() -> bool:
+    """True when the program is one of fairseq's commands (``fairseq-train``, ``python -m fairseq_cli.train``):
+    not a user's script that imported the plugin, whose own errors keep their tracebacks."""
+    if os.path.basename(sys.argv[0] if sys.argv else "").startswith("fairseq-"):
+        return True
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return bool(spec and (spec.name or "").startswith("fairseq_cli."))
+
+
 def install_excepthook() -> None:
     """Show an expected failure that ends a fairseq command as one line (exit status 1), leaving every other
-    exception to the hook installed before. Idempotent."""
+    exception, and every exception of a program that is not a fairseq command, to the hook installed before.
+    Whether the program is one is decided when the exception comes, not here. Idempotent."""
     global _installed
     if _installed:
         return
     previous = sys.excepthook
 
     def hook(exc_type, exc, tb):
-        if not report(exc):
+        if not (fairseq_program_running() and report(exc)):
             previous(exc_type, exc, tb)
 
     sys.excepthook = hook

@@ -18,14 +18,25 @@ _parent_at_fork = None
 _registered = False
 
 
+_prctl = None
+
+
+def _load_prctl():
+    """libc's prctl, looked up once (in the parent: no dynamic loading in a freshly forked child)."""
+    global _prctl
+    if _prctl is None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _prctl = libc.prctl
+    return _prctl
+
+
 def die_with_parent(parent_pid=None) -> bool:
     """Ask the kernel to kill this process when its parent ends (Linux); True if that is in place. When the
     parent is gone already (it ended between the fork and this call), exit now."""
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        if _load_prctl()(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
             return False
     except (OSError, AttributeError):
         return False
@@ -48,6 +59,10 @@ def end_children_with_this_process() -> None:
     process that forked it ends. Idempotent."""
     global _registered
     if _registered or not sys.platform.startswith("linux"):
+        return
+    try:
+        _load_prctl()
+    except (OSError, AttributeError):
         return
     os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
     _registered = True

@@ -15,7 +15,7 @@ The rules, the same for raw text, tokenised or BPE'd text, CoNLL-U, hypotheses a
 """
 import io
 import os
-from typing import Iterator, Optional
+from typing import Iterator, List, Optional
 
 from fairseq_syntax.errors import SyntaxDataError
 
@@ -58,9 +58,14 @@ def decode_text(raw: bytes, path: str, first_line: int) -> str:
     return text
 
 
+#: bytes read and decoded at once (then extended to the end of the line)
+BLOCK_BYTES = 1 << 20
+
+
 class TextFile(io.TextIOBase):
     """A read-only text file under the rules above: iterate it, or ``readline()`` / ``read(size)`` (whole
-    lines of at least ``size`` bytes, decoded at once). ``lineno`` counts the lines returned so far."""
+    lines of at least ``size`` bytes). Decoded a block of about a megabyte at a time, so that a file of
+    millions of lines costs about what Python's own text mode does. ``lineno`` counts the lines returned."""
 
     def __init__(self, path: str):
         super().__init__()
@@ -72,6 +77,9 @@ class TextFile(io.TextIOBase):
         except OSError as e:
             raise SyntaxDataError(self.path, f"cannot be opened ({e.strerror})") from None
         self.lineno = 0
+        self._decoded = 0  # lines decoded so far (errors name the file's own line)
+        self._lines: List[str] = []  # decoded lines not returned yet, from self._next on
+        self._next = 0
 
     @property
     def name(self) -> str:
@@ -80,14 +88,34 @@ class TextFile(io.TextIOBase):
     def readable(self) -> bool:
         return True
 
-    def _decode(self, raw: bytes) -> str:
-        text = decode_text(raw, self.path, self.lineno + 1)
-        self.lineno += text.count("\n") + (0 if text.endswith("\n") else 1)
+    def _read_block(self, size: int) -> str:
+        """At least ``size`` bytes (all when negative) extended to the end of a line, decoded; "" at the end."""
+        raw = self._f.read() if size < 0 else self._f.read(size)
+        if raw and size >= 0 and not raw.endswith(b"\n"):
+            raw += self._f.readline()
+        if not raw:
+            return ""
+        text = decode_text(raw, self.path, self._decoded + 1)
+        self._decoded += text.count("\n") + (0 if text.endswith("\n") else 1)
         return text
 
+    def _fill(self) -> bool:
+        text = self._read_block(BLOCK_BYTES)
+        if not text:
+            return False
+        parts = text.split("\n")  # "\n" alone ends a line (str.splitlines would also split on \x0b, \u2028, ...)
+        last = parts.pop()
+        self._lines = [x + "\n" for x in parts] + ([last] if last else [])
+        self._next = 0
+        return True
+
     def readline(self, size: int = -1) -> str:
-        raw = self._f.readline()
-        return self._decode(raw) if raw else ""
+        if self._next >= len(self._lines) and not self._fill():
+            return ""
+        line = self._lines[self._next]
+        self._next += 1
+        self.lineno += 1
+        return line
 
     def __iter__(self) -> Iterator[str]:
         return self
@@ -99,13 +127,15 @@ class TextFile(io.TextIOBase):
         return line
 
     def read(self, size: Optional[int] = -1) -> str:
-        if size is None or size < 0:
-            raw = self._f.read()
-        else:
-            raw = self._f.read(size)
-            if raw and not raw.endswith(b"\n"):
-                raw += self._f.readline()
-        return self._decode(raw) if raw else ""
+        pending = self._lines[self._next:]
+        self._lines, self._next = [], 0
+        if pending:  # lines decoded by readline and not returned yet come first
+            self.lineno += len(pending)
+            if size is not None and 0 <= size <= sum(map(len, pending)):
+                return "".join(pending)
+        text = self._read_block(-1 if size is None or size < 0 else size)
+        self.lineno += text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        return "".join(pending) + text
 
     def close(self) -> None:
         if not self.closed:
@@ -121,15 +151,20 @@ def open_text(path: str) -> TextFile:
 def read_text_lines(path: str) -> Iterator[str]:
     """The lines of a text input without their line ends."""
     with open_text(path) as f:
-        for line in f:
-            yield line[:-1] if line.endswith("\n") else line
+        while True:
+            text = f.read(BLOCK_BYTES)
+            if not text:
+                return
+            parts = text.split("\n")
+            if text.endswith("\n"):
+                parts.pop()
+            yield from parts
 
 
 def count_lines(path: str) -> int:
     """The number of lines of a text input as :func:`open_text` reads them (a last line without ``\\n``
-    counts)."""
-    n = 0
+    counts), checking the rules on the way."""
     with open_text(path) as f:
-        for _ in f:
-            n += 1
-    return n
+        while f.read(BLOCK_BYTES):
+            pass
+        return f.lineno

@@ -237,28 +237,41 @@ def uninterrupted(corpus, tmp_path_factory):
     return dest
 
 
-#: a line prepare logs at the step where it is killed: BPE applied, fairseq's dictionaries written (its
-#: binarizing under way), the trees of train being binarized, the last split's
-KILL_AT = ["BPE joint", "[src] Dictionary", "train src: aligning", "test tgt: aligning"]
+def _state(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
 
 
-@pytest.mark.parametrize("step", KILL_AT)
-def test_prepare_killed_then_the_same_command_resumes(corpus, uninterrupted, tmp_path, step):
-    """SIGKILL of prepare's process group as it logs ``step``; the data-bin is marked unfinished (training
-    refuses it), and the same command again (no --overwrite) finishes it byte for byte as the uninterrupted
-    run."""
+#: where prepare is killed: while fairseq-preprocess binarizes (its dictionaries written: the log line it
+#: writes then), and stopped by the test hook after BPE, after the token datasets, after the first side's
+#: trees and after the last side's (before the record)
+KILL_AT = ["log:[src] Dictionary", "stop:bpe", "stop:tokens", "stop:syntax train src", "stop:syntax test tgt"]
+
+
+@pytest.mark.parametrize("where", KILL_AT)
+def test_prepare_killed_then_the_same_command_resumes(corpus, uninterrupted, tmp_path, where):
+    """SIGKILL of prepare's process group at a step; the data-bin is marked unfinished (training refuses it),
+    and the same command again (no --overwrite) finishes it byte for byte as the uninterrupted run."""
+    kind, step = where.split(":", 1)
     dest = tmp_path / "bin"
     cmd = _prepare(corpus, dest)
-    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env(), start_new_session=True)
-    seen = False
-    for line in p.stderr:
-        if step in line:
-            os.killpg(p.pid, signal.SIGKILL)
-            seen = True
-            break
+    extra = {"FAIRSEQ_SYNTAX_STOP_AT": step} if kind == "stop" else {}
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**env(), **extra}, start_new_session=True)
+    if kind == "log":
+        for line in p.stderr:
+            if step in line:
+                os.killpg(p.pid, signal.SIGKILL)
+                break
+    else:
+        end = time.time() + 120
+        while _state(p.pid) not in ("T", None) and time.time() < end:
+            time.sleep(0.02)
+        os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     p.stderr.close()
-    assert seen and p.returncode == -signal.SIGKILL
+    assert p.returncode == -signal.SIGKILL
     assert (dest / ".prepare-unfinished").exists()
     refused = run(train_cmd(str(dest), str(tmp_path / "ck")), check=False)
     assert_one_line(refused, dest / ".prepare-unfinished", "interrupted prepare")
@@ -266,6 +279,20 @@ def test_prepare_killed_then_the_same_command_resumes(corpus, uninterrupted, tmp
     assert again.returncode == 0, again.stderr[-3000:]
     assert "resuming" in again.stderr
     assert _differences(uninterrupted, dest) == []
+    assert not (dest / ".prepare-unfinished").exists()
+
+
+def test_an_unfinished_data_bin_of_other_options_needs_overwrite(corpus, uninterrupted, tmp_path):
+    """The marker holds the killed run's options: a command with others is refused (its usage error), with
+    --overwrite it builds its own data-bin, and the syntax datasets of a side it does not prepare are gone."""
+    dest = tmp_path / "bin"
+    shutil.copytree(uninterrupted, dest)
+    (dest / ".prepare-unfinished").write_text('{"options": {}}\n')
+    p = run(_prepare(corpus, dest, "--syntax", "source"), check=False)
+    assert p.returncode == 2 and "left unfinished by a prepare with other options" in p.stderr
+    run(_prepare(corpus, dest, "--syntax", "source", "--overwrite"))
+    names = os.listdir(dest)
+    assert any(".src.heads." in n for n in names) and not any(".tgt.heads." in n for n in names), names
     assert not (dest / ".prepare-unfinished").exists()
 
 
@@ -342,19 +369,33 @@ time.sleep(60)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_prepare_killed_by_its_pid_leaves_no_worker(corpus, tmp_path):
-    """prepare --workers 2 killed by its own pid while fairseq-preprocess's forked workers binarize: no process
-    of its session is left."""
-    dest = tmp_path / "bin"
-    p = subprocess.Popen(_prepare(corpus, dest, "--workers", "2"), stderr=subprocess.PIPE, text=True, env=env(),
+def test_parse_killed_by_its_pid_leaves_no_worker(corpus, tmp_path):
+    """fairseq-syntax-parse --workers 2 killed by its own pid (SIGKILL, the chunked steps' test hook: after its
+    first committed chunk, its workers busy with the next): no process of its session is left."""
+    lines = (corpus / "train.src").read_text(encoding="utf-8").splitlines() * 10
+    text = tmp_path / "in.txt"
+    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    p = subprocess.Popen([tool("fairseq-syntax-parse"), "-i", str(text), "-o", str(tmp_path / "o.conllu"),
+                          "--backend", "conllu", "--model", str(corpus / "train.src.conllu"), "--pretokenized",
+                          "--workers", "2", "--chunk-size", "256", "--batch-size", "256", "--no-progress"],
+                         stderr=subprocess.DEVNULL, env={**env(), "FAIRSEQ_SYNTAX_KILL_AFTER_CHUNKS": "1"},
                          start_new_session=True)
-    for line in p.stderr:
-        if "[src] Dictionary" in line:
-            os.kill(p.pid, signal.SIGKILL)
-            break
     p.wait()
-    p.stderr.close()
-    assert _gone(p.pid) == []
+    assert p.returncode == -signal.SIGKILL
+    left = _gone(p.pid)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
+def test_prepare_ends_its_children_with_it(corpus, tmp_path):
+    """prepare asks for its forked children (fairseq-preprocess's binarizer workers) to be killed with it
+    (the mechanism: test_children_end_with_their_killed_parent)."""
+    code = ("import sys, fairseq_syntax.process_tree as t; from fairseq_syntax.cli.prepare import main; "
+            "main(sys.argv[1:]); print('registered', t._registered)")
+    p = subprocess.run([sys.executable, "-c", code, *_prepare(corpus, tmp_path / "bin")[2:]], capture_output=True,
+                       text=True, env=env(), cwd=os.path.dirname(USER_DIR))
+    assert p.returncode == 0 and "registered True" in p.stdout, p.stderr[-2000:]
 
 
 # --- training and decoding on a data-bin that cannot serve the model ------------------------------------
@@ -414,7 +455,7 @@ def test_an_unreadable_checkpoint(data_bin, checkpoint, tmp_path, state):
     bad = tmp_path / "checkpoint_last.pt"
     bad.write_bytes(b"" if state == "empty" else data[: len(data) // 2])
     g = run(generate_cmd(data_bin, str(bad), ["--gen-subset", "valid"]), check=False)
-    assert_one_line(g, bad, "cannot be read", "empty" if state == "empty" else "truncated")
+    assert_one_line(g, bad, "cannot be read", "empty" if state == "empty" else "central directory")
     t = run(train_cmd(data_bin, str(tmp_path), updates=4), check=False)
     line = assert_one_line(t, bad, "cannot be read", "--restore-file")
     assert "checkpoint_best.pt" in line
@@ -434,3 +475,32 @@ def test_a_missing_checkpoint_or_split(data_bin, checkpoint, tmp_path):
     assert_one_line(g, "Model file not found", tmp_path / "nope.pt")
     g = run(generate_cmd(data_bin, str(checkpoint), ["--gen-subset", "test7"]), check=False)
     assert_one_line(g, "Dataset not found: test7")
+
+
+@pytest.mark.parametrize("impl,vocab", [("mmap", 100), ("mmap", 70000), ("mmap", None), ("lazy", 100)])
+def test_the_index_check_accepts_every_fairseq_dataset(tmp_path, impl, vocab):
+    """Every dtype fairseq's mmap builder picks (uint16 for small vocabularies, uint32 from 65,500 symbols or
+    without a size) is checked; an index of fairseq's other formats is left to fairseq."""
+    import numpy as np
+    import torch
+    from fairseq.data import indexed_dataset
+
+    from fairseq_syntax.data.mmap_check import ITEM_BYTES, check_mmap_dataset
+
+    assert {c: np.dtype(t).itemsize for c, t in indexed_dataset._code_to_dtype.items()} == ITEM_BYTES
+    prefix = str(tmp_path / "x")
+    builder = indexed_dataset.make_builder(prefix + ".bin", impl=impl, vocab_size=vocab)
+    for n in (3, 5, 0, 2):
+        builder.add_item(torch.arange(n))
+    builder.finalize(prefix + ".idx")
+    assert check_mmap_dataset(prefix) == (4 if impl == "mmap" else -1)
+
+
+def test_a_script_importing_the_plugin_keeps_its_tracebacks(tmp_path):
+    """The one-line display is for fairseq's commands: a user's script that imports the plugin and fails on its
+    own file gets Python's traceback."""
+    script = tmp_path / "mine.py"
+    script.write_text("import fairseq_syntax.plugin\nopen('my_missing_config.yaml')\n", encoding="utf-8")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env(),
+                       cwd=str(tmp_path))
+    assert p.returncode == 1 and "Traceback" in p.stderr and "FileNotFoundError" in p.stderr

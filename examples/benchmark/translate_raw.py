@@ -15,7 +15,7 @@ search with detokenisation; the ratio of each model's end-to-end time to the fir
 import argparse
 import json
 import os
-import platform
+import sys
 import time
 
 
@@ -49,8 +49,11 @@ def main(argv=None):
     from fairseq_syntax.inference.hub import from_pretrained
 
     lines = [x.rstrip("\n") for x in open(args.sentences, encoding="utf-8")][: args.n]
-    results = {"machine": platform.processor() or platform.machine(), "threads": os.environ.get("OMP_NUM_THREADS"),
-               "beam": args.beam, "models": {}}
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "recipes"))
+    from results_table import machine  # the CPU's name, cores and AVX-512, as the results JSON records it
+
+    results = {"machine": machine(), "threads": os.environ.get("OMP_NUM_THREADS"), "beam": args.beam,
+               "sentences_file": args.sentences, "checkpoint": args.checkpoint, "models": {}}
     for spec in args.models:
         name, folder = spec.split("=", 1)
         hub = from_pretrained(folder, args.checkpoint, args.data)

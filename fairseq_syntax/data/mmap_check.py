@@ -17,14 +17,16 @@ import numpy as np
 from fairseq_syntax.errors import SyntaxDataError
 
 MAGIC = b"MMIDIDX\x00\x00"
+OTHER_MAGIC = b"TNTIDX\x00\x00"  # fairseq's IndexedDataset (--dataset-impl lazy / cached)
 HEADER_BYTES = len(MAGIC) + 8 + 1 + 8
-#: fairseq's dtype codes (indexed_dataset._code_to_dtype)
-ITEM_BYTES = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 8, 7: 8, 8: 2}
+#: fairseq's dtype codes (indexed_dataset._code_to_dtype: uint8 ... uint64), as item sizes in bytes
+ITEM_BYTES = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 8, 7: 8, 8: 2, 9: 4, 10: 8}
 _AGAIN = "prepare the data-bin again (the same prepare command with --overwrite)"
 
 
 def check_mmap_dataset(prefix: str) -> int:
-    """Check ``prefix.idx`` and ``prefix.bin`` against each other; returns the sentence count."""
+    """Check ``prefix.idx`` and ``prefix.bin`` against each other; returns the sentence count (-1 for an index
+    of another of fairseq's formats, ``--dataset-impl lazy`` or ``cached``, which is left to fairseq)."""
     idx, bin_ = prefix + ".idx", prefix + ".bin"
     for path in (idx, bin_):
         if not os.path.isfile(path):
@@ -32,8 +34,10 @@ def check_mmap_dataset(prefix: str) -> int:
     size = os.path.getsize(idx)
     with open(idx, "rb") as f:
         head = f.read(HEADER_BYTES)
+        if head.startswith(OTHER_MAGIC):
+            return -1
         if len(head) < HEADER_BYTES or not head.startswith(MAGIC):
-            raise SyntaxDataError(idx, f"not a fairseq mmap index ({size} bytes, no header); {_AGAIN}")
+            raise SyntaxDataError(idx, f"not a fairseq index ({size} bytes, no header); {_AGAIN}")
         version, code, n = struct.unpack("<QBQ", head[len(MAGIC):])
         if version != 1 or code not in ITEM_BYTES:
             raise SyntaxDataError(idx, f"unknown index version {version} or dtype code {code}; {_AGAIN}")

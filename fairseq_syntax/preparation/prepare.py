@@ -28,7 +28,9 @@ import itertools
 import json
 import logging
 import os
+import re
 import shutil
+import signal
 import sys
 import time
 
@@ -447,6 +449,17 @@ def prepare_shard(args, shard, syntax_sides, work):
     print(f"shard {args.shard} done: run the same command without --shard once every shard is done")
 
 
+#: test hook: prepare stops itself (SIGSTOP) after the step this names ("bpe": BPE applied; "tokens":
+#: fairseq-preprocess's dictionaries and token datasets written; "syntax SPLIT LANG": that side's trees
+#: binarized), so that a test can kill it there (tests/test_failures.py)
+STOP_AT_ENV = "FAIRSEQ_SYNTAX_STOP_AT"
+
+
+def _stop_here_for_tests(step: str) -> None:
+    if os.environ.get(STOP_AT_ENV) == step:
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
 def check_paths(args, splits, work):
     """Before any work: --destdir and --workdir can be folders, and every split has its input on both sides
     (a missing valid file found after hours of parsing train would waste them)."""
@@ -460,29 +473,52 @@ def check_paths(args, splits, work):
                                       f"{os.path.basename(pref)}.{lang}.conllu exists")
 
 
+#: options that do not change what prepare writes into the data-bin
+_NOT_IN_THE_DATA_BIN = {"workers", "no_progress", "overwrite", "shard", "record_only", "chunk_size"}
+
+
+def unfinished_marker(args) -> bytes:
+    """The content of DESTDIR/UNFINISHED_FILE: what it is, and the options of the run that writes the data-bin
+    (a rerun with other options does not resume it silently)."""
+    options = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_IN_THE_DATA_BIN}
+    return json.dumps({"what": "prepare is writing this data-bin; if it was interrupted, run the same command "
+                       "again", "options": options}, sort_keys=True).encode("utf-8") + b"\n"
+
+
 def _check_destdir(args, work):
     """fairseq-preprocess refuses a --destdir with dictionaries in it, after the long steps: refuse it first,
     or with --overwrite remove the dictionaries it would refuse (the rest of the data-bin is rewritten). A
     data-bin that a killed prepare left unfinished (its marker, UNFINISHED_FILE) is rebuilt without
-    --overwrite: running the same command again resumes."""
+    --overwrite when this is the same command: running it again resumes. A rebuild removes the syntax datasets
+    of the run before, so that none of a side this run does not prepare stays behind."""
     given = args.preprocess_args.split()
     sides = [(args.source_lang, "--srcdict"), (args.target_lang, "--tgtdict")]
     existing = [os.path.join(args.destdir, f"dict.{lang}.txt") for lang, option in sides if option not in given]
     existing = [d for d in existing if os.path.exists(d)]
-    unfinished = os.path.exists(os.path.join(args.destdir, UNFINISHED_FILE))
+    marker = os.path.join(args.destdir, UNFINISHED_FILE)
+    unfinished = os.path.exists(marker)
     if unfinished:
+        with open(marker, "rb") as f:
+            same = f.read() == unfinished_marker(args)
+        if not same and not args.overwrite:
+            raise OptionError(f"--destdir {args.destdir} was left unfinished by a prepare with other options "
+                              f"({marker}): run that command again to finish it, or give --overwrite to build "
+                              "this one there")
         logger.info("%s: left unfinished by an interrupted prepare: resuming (finished parse and BPE work under "
                     "%s is reused; the data-bin's files are written again)", args.destdir, work)
         log = os.path.join(args.destdir, "preprocess.log")  # the interrupted run's fairseq-preprocess log
         if os.path.exists(log):
             os.remove(log)
-    if not existing:
+    if not existing and not unfinished:
         return
     if not args.overwrite and not unfinished:
         raise OptionError(f"--destdir {args.destdir} already holds a data-bin ({', '.join(existing)}): give another "
                      f"--destdir, or --overwrite to rebuild it (finished parse and BPE work under {work} is reused)")
     for d in existing:
         os.remove(d)
+    for name in os.listdir(args.destdir):
+        if re.search(r"\.(words|heads|labels)\.(bin|idx)$", name):
+            os.remove(os.path.join(args.destdir, name))
 
 
 def fairseq_preprocess(argv):
@@ -587,8 +623,7 @@ def prepare(args):
     os.makedirs(args.destdir, exist_ok=True)
     unfinished = os.path.join(args.destdir, UNFINISHED_FILE)
     if shard is None:  # until the record is written, the data-bin is unfinished (a rerun resumes, training refuses)
-        atomic_write(unfinished, b"prepare is writing this data-bin; if it was interrupted, run the same command "
-                     b"again\n")
+        atomic_write(unfinished, unfinished_marker(args))
     for lang in (src, tgt):  # a label dictionary from an earlier run would be stale
         stale = os.path.join(args.destdir, f"dict.{lang}.labels.txt")
         if os.path.exists(stale):
@@ -620,6 +655,7 @@ def prepare(args):
             _lowercase(path)
 
     bpe_paths, codes = learn_and_apply_bpe(args, texts, work, progress=not args.no_progress)
+    _stop_here_for_tests("bpe")
 
     cmd = ["--source-lang", src, "--target-lang", tgt, "--destdir", args.destdir, "--workers", str(args.workers),
            "--dataset-impl", "mmap"]
@@ -629,6 +665,7 @@ def prepare(args):
         cmd.append("--joined-dictionary")
     cmd += args.preprocess_args.split()
     fairseq_preprocess(cmd)
+    _stop_here_for_tests("tokens")
 
     for split, _ in splits:
         for lang, side in ((src, "source"), (tgt, "target")):
@@ -639,6 +676,7 @@ def prepare(args):
                                lang, args.units, text_prefix=os.path.join(work, f"{split}.{lang}"),
                                progress=not args.no_progress,
                                total=None if args.no_progress else _count_lines(bpe_paths[(split, lang)]))
+            _stop_here_for_tests(f"syntax {split} {lang}")
     write_record(args, syntax_sides, codes, [side for _, side in to_parse])
     os.remove(unfinished)
     logger.info("prepared %s in %.1fs", args.destdir, time.perf_counter() - t_start)
