@@ -12,8 +12,8 @@ docs/recipes.md.
 
 A corpus whose models trained on several CPUs keeps one results folder per CPU (``results/intel-xeon``,
 ``results/amd-epyc``, ...), each with the transformer trained there: a row is the difference to the
-baseline of its own CPU, and a cell of a model trained on several CPUs shows each, in the order of
-``MACHINES``, separated by " / ".
+baseline of its own CPU, and a cell is marked with its CPU's letter (``MACHINES``: X Intel Xeon, E AMD
+EPYC); a model trained on several CPUs shows each, separated by " / ".
 """
 import argparse
 import json
@@ -23,8 +23,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BEGIN, END = "<!-- results table (examples/recipes/readme_table.py) -->", "<!-- end results table -->"
 
-#: the CPUs' results folders of a corpus trained on several, in the order their cells are shown
-MACHINES = ["intel-xeon", "amd-epyc"]
+#: the CPUs' results folders of a corpus trained on several, in the order their cells are shown, and the
+#: letter that marks a cell of each
+MACHINES = {"intel-xeon": "X", "amd-epyc": "E"}
 
 # (header, results folder, test set, metric)
 COLUMNS = [
@@ -64,8 +65,8 @@ def cell(folder, model, baseline, test_set, metric):
     machines = [m for m in MACHINES if os.path.isdir(os.path.join(ROOT, folder, m))]
     if not machines:
         return one_cell(folder, model, baseline, test_set, metric)
-    return " / ".join(c for c in (one_cell(os.path.join(folder, m), model, baseline, test_set, metric)
-                                  for m in machines) if c)
+    cells = ((one_cell(os.path.join(folder, m), model, baseline, test_set, metric), MACHINES[m]) for m in machines)
+    return " / ".join(f"{c} {letter}" for c, letter in cells if c)
 
 
 def one_cell(folder, model, baseline, test_set, metric):
@@ -76,7 +77,7 @@ def one_cell(folder, model, baseline, test_set, metric):
     if baseline is None:
         return f"{r['sets'][test_set][metric]:.2f}"
     sets = r["sets"] if r.get("baseline") == baseline else (r.get("also_against") or {}).get(baseline)
-    if sets is None:
+    if sets is None or "bootstrap" not in sets[test_set]:  # not tested: the baseline was not scored then
         return ""
     boot = sets[test_set]["bootstrap"][metric]
     diff = boot["system"]["score"] - boot["baseline"]["score"]
