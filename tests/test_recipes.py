@@ -199,21 +199,21 @@ def test_recipe_reads_local_data_real_text_and_parses_it(tmp_path):
             for lang, name in (("en", "English"), ("de", "German"))}
     local = tmp_path / "local"
     local.mkdir()
-    for split, sl in {"train": slice(0, 900), "valid": slice(900, 950), "test": slice(950, 1000)}.items():
+    for split, sl in {"train": slice(0, 300), "valid": slice(900, 950), "test": slice(950, 1000)}.items():
         for lang in ("en", "de"):
             (local / f"{split}.{lang}").write_text("\n".join(text[lang][sl]) + "\n", encoding="utf-8")
     work = str(tmp_path / "work")
     p = recipe("nc11-en-de", "prepare", "transformer", LOCAL_DATA=str(local), WORK=work, PARSER_en="udpipe",
                PARSER_MODEL_en=model)
-    n = int(re.search(r"train: (\d+) of 900 pairs identified as en-de \(langdetect\)", p.stderr).group(1))
-    assert 880 <= n <= 900  # the paper's langdetect filter ran (PUD is clean English / German)
+    n = int(re.search(r"train: (\d+) of 300 pairs identified as en-de \(langdetect\)", p.stderr).group(1))
+    assert 290 <= n <= 300  # the paper's langdetect filter ran (PUD is clean English / German)
     parsed = list(read_conllu(os.path.join(work, "text", "train.en.conllu")))
-    assert len(parsed) == 900  # one tree per line of raw text
+    assert len(parsed) == 300  # one tree per line of raw text
     tok_en = open(os.path.join(work, "main", "work", "train.tok.en"), encoding="utf-8").read().splitlines()
     assert len(tok_en) == n and tok_en[0].split() == parsed[0].forms("surface")  # the parse's tokens
     tok_de = open(os.path.join(work, "text", "train.de"), encoding="utf-8").read().splitlines()
-    assert len(tok_de) == 900
-    i = next(i for i, line in enumerate(text["de"][:900]) if re.search(r"\w,", line))
+    assert len(tok_de) == 300
+    i = next(i for i, line in enumerate(text["de"][:300]) if re.search(r"\w,", line))
     assert re.search(r"\w ,", tok_de[i])  # Moses split the comma off the word
     recipe("nc11-en-de", "train", "transformer", SAMPLE=1, WORK=work)
     recipe("nc11-en-de", "evaluate", "transformer", SAMPLE=1, WORK=work)
