@@ -49,6 +49,11 @@ from fairseq_syntax.errors import OptionError, SyntaxDataError
 METADATA_KEY = "fairseq-syntax-plot"
 
 
+def help_text() -> str:
+    """This module's docstring without its last paragraph (which names the command): the command's help."""
+    return __doc__.strip().rsplit("\n\n", 1)[0]
+
+
 # --- drawing -------------------------------------------------------------------------------------
 def _pyplot():
     import matplotlib

@@ -3,32 +3,15 @@
     fairseq-syntax-evaluate --hyp sys.txt --ref ref.txt [--baseline base.txt] [--source src.txt] [--ribes]
         [--plot by_length.png] [--json out.json]
 
-* BLEU and chrF are sacreBLEU's metrics (``sacrebleu.metrics``), so scores and
-  signatures are those of the ``sacrebleu`` command on the same files.
-* ``--baseline``: sacreBLEU's paired bootstrap resampling
-  (``sacrebleu.significance.PairedTest``, ``--paired-bs`` on its command line;
-  seed 12345 unless SACREBLEU_SEED is set) of the system against the
-  baseline, for BLEU and chrF: p-values, means and 95% confidence intervals.
-* BLEU by source length (Bugliarello & Okazaki 2020, Fig. 3): sentences are
-  grouped by the number of whitespace tokens of ``--source`` (else of the
-  reference) into the buckets given by ``--length-buckets``, and each group
-  is scored as a corpus; ``--plot`` draws it (system and baseline) as a PNG.
-* ``--ribes``: RIBES (Isozaki et al. 2010, the WAT metric for Japanese and
-  other distant-order targets): the mean over sentences of NKT x P^0.25 x
-  BP^0.10 (NKT: normalised Kendall's tau of the aligned words' order; P:
-  unigram precision; BP: brevity penalty), NLTK's implementation of the
-  official RIBES.py alignment. Its tokens are BLEU's: sacreBLEU's
-  ``--tokenize`` tokenizer when one is given (e.g. ``ja-mecab`` on detokenised
-  Japanese), else whitespace tokens (give tokenised text, as WAT does). With
-  ``--baseline``, RIBES gets the same paired bootstrap test as BLEU (the same
-  resamples: RIBES is a mean of sentence scores, so a resample's score is the
-  mean over its sentences).
+What each score is and how it is computed: :mod:`fairseq_syntax.evaluation.scores` (its docstring is the
+epilog of ``--help``).
 """
 import argparse
 import json
 
 from fairseq_syntax.cli import run
 from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.evaluation.scores import __doc__ as scores_doc
 from fairseq_syntax.evaluation.scores import (
     check_same_length,
     evaluate,
@@ -39,7 +22,9 @@ from fairseq_syntax.evaluation.scores import (
 
 
 def get_parser():
-    p = argparse.ArgumentParser(prog="fairseq-syntax-evaluate", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="fairseq-syntax-evaluate", description=__doc__.split("\n\n")[0],
+                                epilog=scores_doc.split("\n\n", 2)[2],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--hyp", required=True, help="system translations, one per line (detokenised as the reference)")
     p.add_argument("--ref", required=True, help="references, one per line")
     p.add_argument("--baseline", default=None, help="a baseline system's translations: paired bootstrap test")

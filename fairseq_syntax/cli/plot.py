@@ -1,37 +1,7 @@
-"""Pictures of one sentence: parse-head attention, PASCAL's D^p, dependency arcs of a CoNLL-U file.
+"""``fairseq-syntax-plot``: one sentence's parse-head attention, PASCAL's D^p or CoNLL-U arcs, as a PNG.
 
-Three subcommands, each writing one PNG (matplotlib, Agg backend) for one
-sentence, chosen by its index (0-based, the sentence id of fairseq's
-datasets and the order of ``fairseq-syntax-induce-parses``' CoNLL-U files):
-
-``heads``   a trained checkpoint's learned parse heads (DBSA / SISA /
-            SyncAttn; encoder and decoder, whichever the model has) as
-            heatmaps of their attention over the sentence's subword tokens
-            (row: the token, column: its predicted parent), with the data's
-            gold (or parser) parent of each supervised row boxed in red
-            (dashed where the future mask hides it from a decoder row) and
-            each row's argmax dotted; below each heatmap the word-level trees,
-            the data's tree above the words and the induced one below (green
-            where it agrees, red where not), decoded as
-            ``fairseq-syntax-induce-parses`` decodes them. The decoder runs
-            under teacher forcing on the reference; its rows follow the
-            checkpoint's ``--dbsa-decoder-rows`` (``predicting``: row i is
-            the state that predicts target token i, ``input``: the state
-            whose input is token i, so the first row is the start symbol).
-``pascal``  PASCAL's D^p (Bugliarello & Okazaki 2020, Eq. 6): row t holds the
-            parent-scaling weights of token t over the positions j, a
-            Gaussian around t's ``middle`` parent p_t (marked x), with the
-            data's word tree below. The variance and weight function are the
-            checkpoint's (``--path``) or ``--variance`` / ``--weights``.
-``conllu``  a dependency-arc diagram of sentence i of a CoNLL-U file (e.g.
-            one written by fairseq-syntax-induce-parses); with ``--gold``,
-            the gold tree above the words and the file's below (green where
-            it agrees, red where not), with the sentence's UAS.
-
-Every picture's title shows the split (or file), the sentence index and its
-text. The tokens, arcs and trees drawn are also stored as JSON in the PNG's
-metadata (text chunk ``fairseq-syntax-plot``) and, with ``--json``, in a
-file (which also holds the plotted matrices).
+What each picture shows is the library's docstring (:mod:`fairseq_syntax.analysis.plots`), which is also
+this command's ``--help``.
 
     fairseq-syntax-plot heads DATA --path ckpt.pt --split test --index 3 -o heads.png
     fairseq-syntax-plot pascal DATA --split test --index 3 -o dp.png
@@ -60,7 +30,8 @@ def _common(p, data=True):
 
 
 def get_parser():
-    p = argparse.ArgumentParser(prog="fairseq-syntax-plot", description=__doc__,
+    usage = "\n\n".join(part for part in __doc__.split("\n\n") if part.startswith("    fairseq-syntax-plot"))
+    p = argparse.ArgumentParser(prog="fairseq-syntax-plot", description=plots.help_text() + "\n\n" + usage,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="mode", required=True, metavar="{heads,pascal,conllu}",
                            help="what to draw (MODE --help for its options)")
