@@ -1,6 +1,16 @@
 """Options shared by several commands."""
 
 
+def add_pair_and_splits(p, files="PREF.L"):
+    """-s / -t and the split prefixes of the commands that read a parallel corpus (prepare, multitask), as
+    fairseq-preprocess names them; ``files`` says which files a prefix stands for."""
+    p.add_argument("--source-lang", "-s", required=True, help=f"source language code: files {files} with L = SRC")
+    p.add_argument("--target-lang", "-t", required=True, help=f"target language code: files {files} with L = TGT")
+    p.add_argument("--trainpref", required=True, help=f"prefix of the training files ({files})")
+    p.add_argument("--validpref", default=None, help="prefix of the validation files")
+    p.add_argument("--testpref", default=None, help="prefix of the test files")
+
+
 def add_scale_options(p, workers_help=None):
     """--workers, --shard, --chunk-size: parallel, sharded, resumable long steps (also used by prepare)."""
     p.add_argument("--workers", type=int, default=1,

@@ -3,6 +3,7 @@ Bugliarello & Okazaki 2020; see :mod:`fairseq_syntax.data.multitask`)."""
 import argparse
 
 from fairseq_syntax.cli import prog_name, run
+from fairseq_syntax.cli.common import add_pair_and_splits
 from fairseq_syntax.data.multitask import write_multitask_corpus
 
 
@@ -13,11 +14,7 @@ def get_parser():
         "and PREF.TGT.conllu or PREF.TGT (the translation); writes OUT/SPLIT.SRC and OUT/SPLIT.TGT, "
         "whitespace-tokenised. Train: 2 lines per pair (translate, parse), shuffled; valid/test: translate only.",
     )
-    p.add_argument("--source-lang", "-s", required=True, help="source language code (file suffix)")
-    p.add_argument("--target-lang", "-t", required=True, help="target language code (file suffix)")
-    p.add_argument("--trainpref", required=True, help="prefix of the training files")
-    p.add_argument("--validpref", default=None, help="prefix of the validation files")
-    p.add_argument("--testpref", default=None, help="prefix of the test files")
+    add_pair_and_splits(p, files="PREF.L.conllu or PREF.L")
     p.add_argument("--output-dir", "-o", required=True, help="directory for the multi-task text corpus")
     p.add_argument("--translate-tag", default="<translate>", help="tag around sources to translate")
     p.add_argument("--parse-tag", default="<parse>", help="tag around sources to parse")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from fairseq_syntax.cli import prog_name, run
-from fairseq_syntax.cli.common import add_scale_options
+from fairseq_syntax.cli.common import add_pair_and_splits, add_scale_options
 from fairseq_syntax.errors import OptionError
 from fairseq_syntax.preparation.prepare import prepare
 from fairseq_syntax.process_tree import end_children_with_this_process
@@ -21,11 +21,7 @@ def get_parser():
         "split prefix PREF and language L it reads PREF.L.conllu when present, else PREF.L (parsed if that side "
         "needs syntax). Then BPE (subword-nmt), fairseq-preprocess, align, binarize.",
     )
-    p.add_argument("--source-lang", "-s", required=True, help="source language code: files PREF.SRC[.conllu]")
-    p.add_argument("--target-lang", "-t", required=True, help="target language code: files PREF.TGT[.conllu]")
-    p.add_argument("--trainpref", required=True, help="prefix of the training files (PREF.L or PREF.L.conllu)")
-    p.add_argument("--validpref", default=None, help="prefix of the validation files")
-    p.add_argument("--testpref", default=None, help="prefix of the test files")
+    add_pair_and_splits(p, files="PREF.L or PREF.L.conllu")
     p.add_argument("--destdir", required=True, help="output data-bin directory")
     p.add_argument("--overwrite", action="store_true",
                    help="rebuild the data-bin that --destdir already holds (its dictionaries are replaced); without "
