@@ -5,6 +5,8 @@ is one the committed JSON gives.
     python examples/recipes/results_markdown.py examples/tanaka-ja-en/results --models transformer rel dep_rel \\
         [--sets test] [--ribes] [--names transformer="transformer" ...]
     python examples/recipes/results_markdown.py examples/tanaka-ja-en/results/{intel-xeon,amd-epyc} --models ...
+    python examples/recipes/results_markdown.py --write   # rewrite docs/recipes.md's tables (DOC_TABLES)
+    python examples/recipes/results_markdown.py --check   # exit 1 if one differs (a test runs this)
 
 With several folders (one per CPU the models trained on), the rows of each folder follow in turn, with a CPU
 column: each row is tested against the baseline trained on its own CPU.
@@ -16,6 +18,22 @@ validation NLL of the checkpoint scored and the training hours. A model's rows a
 import argparse
 import json
 import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOC = os.path.join(ROOT, "docs", "recipes.md")
+
+#: the tables of docs/recipes.md that --write / --check keep: each sits between ``<!-- NAME table -->`` and
+#: ``<!-- end NAME table -->``, made from its results folders (one per CPU, in this order) with its rows in
+#: this order (the models without a JSON are listed as not trained yet)
+DOC_TABLES = {
+    "tanaka-ja-en": (["examples/tanaka-ja-en/results/intel-xeon", "examples/tanaka-ja-en/results/amd-epyc"],
+                     ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dbsa_enc", "dbsa_dec", "dbsa",
+                      "pascal", "sisa", "sh", "ch", "dbsa_sync", "syncattn", "lstm_luong", "cky_lstm"]),
+    "tanaka-en-ja": (["examples/tanaka-en-ja/results/intel-xeon", "examples/tanaka-en-ja/results/amd-epyc"],
+                     ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "pascal", "sh", "sisa",
+                      "pascal_wat"]),
+}
 
 
 def fmt(x, digits):
@@ -37,27 +55,20 @@ def cells(sc, ribes):
     return out
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("results", nargs="+", help="folder(s) of MODEL.json files")
-    ap.add_argument("--models", nargs="+", required=True, help="rows, in this order")
-    ap.add_argument("--sets", nargs="+", default=["test"], help="test sets (default: test)")
-    ap.add_argument("--ribes", action="store_true", help="RIBES and its bootstrap p-value columns")
-    ap.add_argument("--names", nargs="*", default=[], metavar="MODEL=NAME", help="the name a row shows")
-    args = ap.parse_args(argv)
-    names = dict(x.split("=", 1) for x in args.names)
-    several = len(args.results) > 1
+def table(folders, models, sets=("test",), ribes=False, names=None):
+    """The Markdown table of these results folders' models, as a string (one line per row)."""
+    names = names or {}
+    lines = []
+    several = len(folders) > 1
     head = ["model", "baseline"] + (["CPU"] if several else [])
-    for s in args.sets:
-        head += [f"{s} BLEU", "chrF", "p"] + (["RIBES", "p"] if args.ribes else [])
+    for s in sets:
+        head += [f"{s} BLEU", "chrF", "p"] + (["RIBES", "p"] if ribes else [])
     head += ["UAS enc", "UAS dec", "valid NLL", "train h"]
-    print("| " + " | ".join(head) + " |")
-    print("|" + " --- |" * len(head))
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + " --- |" * len(head))
     found = set()
-    for folder in args.results:
-        for m in args.models:
+    for folder in folders:
+        for m in models:
             path = os.path.join(folder, f"{m}.json")
             if not os.path.exists(path):
                 continue
@@ -65,23 +76,70 @@ def main(argv=None):
             r = json.load(open(path, encoding="utf-8"))
             cpu = [cpu_name(r.get("machine"))] if several else []
             row = [names.get(m, m), r.get("baseline") or "-"] + cpu
-            for s in args.sets:
-                row += cells(r["sets"][s], args.ribes)
+            for s in sets:
+                row += cells(r["sets"][s], ribes)
             best = (r.get("training") or {}).get("best") or {}
             last = (r.get("training") or {}).get("last") or {}
             uas = r.get("uas") or {}
             row += [fmt(uas.get("encoder"), 1), fmt(uas.get("decoder"), 1), fmt(best.get("valid_metric"), 3),
                     fmt(last["train_seconds"] / 3600, 2) if "train_seconds" in last else "-"]
-            print("| " + " | ".join(row) + " |")
-            for other, sets in sorted((r.get("also_against") or {}).items()):
+            lines.append("| " + " | ".join(row) + " |")
+            for other, other_sets in sorted((r.get("also_against") or {}).items()):
                 row = [names.get(m, m), other] + cpu
-                for s in args.sets:
-                    row += cells(sets[s], args.ribes)
-                print("| " + " | ".join(row + [""] * 4) + " |")
-    missing = [m for m in args.models if m not in found]
+                for s in sets:
+                    row += cells(other_sets[s], ribes)
+                lines.append("| " + " | ".join(row + [""] * 4) + " |")
+    missing = [m for m in models if m not in found]
     if missing:
-        print(f"\nNot trained yet: {', '.join(missing)}.")
+        lines += ["", f"Not trained yet: {', '.join(missing)}."]
+    return "\n".join(lines) + "\n"
+
+
+def doc_with_tables(doc):
+    """docs/recipes.md's text with every DOC_TABLES table made again from the JSON between its markers."""
+    for name, (folders, models) in DOC_TABLES.items():
+        start, end = f"<!-- {name} table -->\n", f"<!-- end {name} table -->"
+        if start not in doc or end not in doc:
+            raise SystemExit(f"error: {DOC}: no '{start.strip()}' ... '{end}' markers")
+        made = table([os.path.join(ROOT, f) for f in folders], models, ribes=True)
+        i, j = doc.index(start) + len(start), doc.index(end)
+        doc = doc[:i] + made + doc[j:]
+    return doc
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("results", nargs="*", help="folder(s) of MODEL.json files (not with --write / --check)")
+    ap.add_argument("--models", nargs="+", help="rows, in this order (required with results folders)")
+    ap.add_argument("--sets", nargs="+", default=["test"], help="test sets (default: test)")
+    ap.add_argument("--ribes", action="store_true", help="RIBES and its bootstrap p-value columns")
+    ap.add_argument("--names", nargs="*", default=[], metavar="MODEL=NAME", help="the name a row shows")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="rewrite docs/recipes.md's tables (DOC_TABLES)")
+    mode.add_argument("--check", action="store_true", help="exit 1 if a docs/recipes.md table differs from the JSON")
+    args = ap.parse_args(argv)
+    if args.write or args.check:
+        if args.results or args.models:
+            ap.error("--write / --check take no results folders or --models: they make DOC_TABLES")
+        doc = open(DOC, encoding="utf-8").read()
+        made = doc_with_tables(doc)
+        if args.check:
+            if made != doc:
+                print(f"{DOC}: a results table differs from the committed JSON; run "
+                      f"python examples/recipes/results_markdown.py --write", file=sys.stderr)
+                return 1
+            return 0
+        if made != doc:
+            open(DOC, "w", encoding="utf-8").write(made)
+        return 0
+    if not args.results or not args.models:
+        ap.error("give results folder(s) and --models, or --write / --check")
+    names = dict(x.split("=", 1) for x in args.names)
+    sys.stdout.write(table(args.results, args.models, args.sets, args.ribes, names))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
