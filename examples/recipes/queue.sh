@@ -6,8 +6,8 @@
 #
 # Each model's output goes to WORK/logs/MODEL.{train,evaluate}.log (WORK as for the dataset's scripts, e.g.
 # WORK=work/tanaka-ja-en); one line per model here, with its wall time. Two queues side by side on a 2-core
-# CPU (one thread each, OMP_NUM_THREADS=1, the default of the recipes) train 9% more updates per second than
-# one model on two threads (docs/recipes.md). Put a model's baseline earlier in the same queue (or finish it
+# CPU (one thread each, OMP_NUM_THREADS=1, the default of the recipes) train 9% (a 2-core Intel Xeon) to 20%
+# (a 2-core AMD EPYC) more updates per second than one model on two threads (docs/recipes.md, Tanaka). Put a model's baseline earlier in the same queue (or finish it
 # first): evaluate.sh tests each model against its baseline's translations (without them it scores the model
 # alone and says so; run evaluate.sh MODEL again later).
 set -euo pipefail
