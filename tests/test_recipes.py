@@ -219,3 +219,25 @@ def test_recipe_reads_local_data_real_text_and_parses_it(tmp_path):
     recipe("nc11-en-de", "evaluate", "transformer", SAMPLE=1, WORK=work)
     scores = json.load(open(os.path.join(work, "eval", "transformer", "scores.json")))
     assert scores["sentences"] == 50 and "tok:13a" in scores["bleu_signature"]
+
+
+def test_results_table_refuses_a_row_labelled_with_the_wrong_baseline(tmp_path):
+    """results_table.py names each row's baseline (transformer unless --baselines says otherwise); a row whose
+    scores were tested against another model is refused, naming the model to give."""
+    def scores(model, bleu, baseline_bleu=None):
+        folder = tmp_path / "eval" / model
+        folder.mkdir(parents=True)
+        sc = {"bleu": bleu, "chrf": 50.0}
+        if baseline_bleu is not None:
+            sc.update(baseline_bleu=baseline_bleu, bootstrap={"bleu": {"system": {"p_value": 0.1}}})
+        (folder / "scores.json").write_text(json.dumps(sc))
+
+    scores("transformer", 30.0)
+    scores("lstm_luong", 20.0, baseline_bleu=20.0)
+    scores("cky_lstm", 21.0, baseline_bleu=20.0)
+    script = os.path.join(ROOT, "examples", "recipes", "results_table.py")
+    args = [sys.executable, script, "--work", str(tmp_path), "--models", "transformer", "lstm_luong", "cky_lstm"]
+    wrong = run(args, check=False)
+    assert wrong.returncode == 1 and "name its baseline with --baselines lstm_luong=MODEL" in wrong.stderr
+    right = run(args + ["--baselines", "lstm_luong=lstm_luong,cky_lstm=lstm_luong"])
+    assert "| cky_lstm | lstm_luong | 21.00 | 50.0 | 0.100 |" in right.stdout

@@ -90,6 +90,19 @@ def set_scores(path, ribes=False):
     return sc, cells
 
 
+def check_baseline(work, model, base, set_name, sc):
+    """Refuse a row whose named baseline is not the one evaluate.sh tested it against: the baseline BLEU its
+    scores record must be that model's own BLEU (a wrong or missing --baselines entry would otherwise label
+    the row with the wrong baseline)."""
+    path = os.path.join(work, "eval", base, set_name, "scores.json")
+    if "baseline_bleu" not in sc or not os.path.exists(path):
+        return
+    own = json.load(open(path, encoding="utf-8"))["bleu"]
+    if abs(own - sc["baseline_bleu"]) > 1e-9:
+        raise SystemExit(f"error: {model} was tested against a baseline of {sc['baseline_bleu']:.2f} BLEU, but "
+                         f"{base} scores {own:.2f} ({path}): name its baseline with --baselines {model}=MODEL")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
@@ -123,6 +136,8 @@ def main(argv=None):
         row = [m, "-" if base == m else base]
         for s in sets:
             result["sets"][s or "test"], cells = set_scores(os.path.join(ev, s, "scores.json"), ribes)
+            if base != m:
+                check_baseline(args.work, m, base, s, result["sets"][s or "test"])
             row += cells
         result["uas"] = parse_uas(os.path.join(ev, "uas.txt"))
         result["training"] = training_state(os.path.join(args.work, "checkpoints", m))
