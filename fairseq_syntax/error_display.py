@@ -10,7 +10,10 @@ traceback. ``FAIRSEQ_SYNTAX_DEBUG=1`` shows the traceback of an expected failure
 The plugin's own commands go through :func:`fairseq_syntax.cli.run`; fairseq's commands (``fairseq-train``,
 ``fairseq-generate``, ...) get the same display from :func:`install_excepthook`, which the plugin installs
 when fairseq loads it (``--user-dir``); a user's own script that imports the plugin keeps Python's tracebacks.
-Through the hook an ``OptionError`` exits with status 1, as every uncaught exception does.
+Through the hook an ``OptionError`` exits with status 1, as every uncaught exception does. fairseq's
+multi-GPU training (``torch.multiprocessing.spawn``, one process per GPU) raises a worker's failure in the
+parent as torch's ``ProcessRaisedException`` carrying the worker's traceback as text: when that traceback ends
+in one of the plugin's expected failures, the hook shows its one line too.
 """
 import os
 import sys
@@ -32,8 +35,32 @@ def debug_requested() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "no", "false")
 
 
+#: how a spawned worker's traceback text names the plugin's expected failures on its last line
+WORKER_ERROR_PREFIXES = tuple(f"\n{cls.__module__}.{cls.__qualname__}: " for cls in (SyntaxDataError, OptionError))
+
+
+def worker_message(exc: BaseException) -> Optional[str]:
+    """The message of a plugin error that ended a worker of ``torch.multiprocessing.spawn`` (its
+    ``ProcessRaisedException`` holds the worker's ``traceback.format_exc()``), or None."""
+    if type(exc).__name__ != "ProcessRaisedException" or not type(exc).__module__.startswith("torch."):
+        return None
+    text = str(exc).rstrip()
+    found = max((text.rfind(prefix), prefix) for prefix in WORKER_ERROR_PREFIXES)
+    if found[0] < 0:
+        return None
+    message = text[found[0] + len(found[1]):]
+    # the traceback's last exception is the plugin's only if nothing follows its message ("During handling ..."
+    # chains put the last exception last, so the plugin's is last exactly when it ended the worker)
+    if "\nTraceback (most recent call last):" in message or "\nDuring handling of" in message:
+        return None
+    return " ".join(message.split())
+
+
 def one_line(exc: BaseException) -> Optional[str]:
     """The one-line message of an expected failure (without ``error: ``), or None for anything else."""
+    from_worker = worker_message(exc)
+    if from_worker is not None:
+        return from_worker
     if isinstance(exc, (SyntaxDataError, OptionError)):
         return " ".join(str(exc).split())
     if isinstance(exc, OSError) and exc.filename is None and str(exc).startswith(FAIRSEQ_FILE_MESSAGES):

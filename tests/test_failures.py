@@ -504,3 +504,37 @@ def test_a_script_importing_the_plugin_keeps_its_tracebacks(tmp_path):
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env(),
                        cwd=str(tmp_path))
     assert p.returncode == 1 and "Traceback" in p.stderr and "FileNotFoundError" in p.stderr
+
+
+def _worker_failing(rank, kind):
+    """A worker of torch.multiprocessing.spawn failing as a fairseq worker would (spawn imports this module)."""
+    from fairseq_syntax.errors import OptionError, SyntaxDataError
+
+    if kind == "data":
+        raise SyntaxDataError("data-bin/train.src.parents", "12 sentences but train.src has 13")
+    if kind == "option":
+        raise OptionError("--dbsa-encoder-layer 7: the encoder has 3 layers")
+    if kind == "during":
+        try:
+            raise SyntaxDataError("data-bin/x", "first")
+        except SyntaxDataError:
+            raise RuntimeError("while handling it")
+    raise RuntimeError("a bug")
+
+
+@pytest.mark.parametrize("kind,expected", [
+    ("data", "data-bin/train.src.parents: 12 sentences but train.src has 13"),
+    ("option", "--dbsa-encoder-layer 7: the encoder has 3 layers"),
+    ("during", None),  # the plugin's error did not end the worker: keep the traceback
+    ("bug", None),
+])
+def test_a_spawned_workers_plugin_error_is_one_line(kind, expected):
+    """Multi-GPU fairseq-train spawns one worker per GPU; a worker's SyntaxDataError / OptionError reaches the
+    parent as torch's ProcessRaisedException with the worker's traceback as text, and is shown as its line."""
+    import torch.multiprocessing as mp
+
+    from fairseq_syntax.error_display import one_line
+
+    with pytest.raises(mp.ProcessRaisedException) as raised:
+        mp.spawn(_worker_failing, args=(kind,), nprocs=1)
+    assert one_line(raised.value) == expected
