@@ -10,7 +10,9 @@ traceback. ``FAIRSEQ_SYNTAX_DEBUG=1`` shows the traceback of an expected failure
 The plugin's own commands go through :func:`fairseq_syntax.cli.run`; fairseq's commands (``fairseq-train``,
 ``fairseq-generate``, ...) get the same display from :func:`install_excepthook`, which the plugin installs
 when fairseq loads it (``--user-dir``); a user's own script that imports the plugin keeps Python's tracebacks.
-Through the hook an ``OptionError`` exits with status 1, as every uncaught exception does. fairseq's
+Through the hook too, options that do not go together (an ``OptionError``: a parse-head layer the model does
+not have, a criterion the model cannot feed, ...) exit with status 2 and the rest with 1: the hook raises
+``SystemExit``, which CPython honours from ``sys.excepthook`` (atexit handlers still run). fairseq's
 multi-GPU training (``torch.multiprocessing.spawn``, one process per GPU) raises a worker's failure in the
 parent as torch's ``ProcessRaisedException`` carrying the worker's traceback as text: when that traceback ends
 in one of the plugin's expected failures, the hook shows its one line too.
@@ -102,9 +104,9 @@ def fairseq_program_running() -> bool:
 
 
 def install_excepthook() -> None:
-    """Show an expected failure that ends a fairseq command as one line (exit status 1), leaving every other
-    exception, and every exception of a program that is not a fairseq command, to the hook installed before.
-    Whether the program is one is decided when the exception comes, not here. Idempotent."""
+    """Show an expected failure that ends a fairseq command as one line (exit status 2 for options, else 1),
+    leaving every other exception, and every exception of a program that is not a fairseq command, to the hook
+    installed before. Whether the program is one is decided when the exception comes, not here. Idempotent."""
     global _installed
     if _installed:
         return
@@ -113,6 +115,8 @@ def install_excepthook() -> None:
     def hook(exc_type, exc, tb):
         if not (fairseq_program_running() and report(exc)):
             previous(exc_type, exc, tb)
+            return
+        raise SystemExit(exit_status(exc))
 
     sys.excepthook = hook
     _installed = True

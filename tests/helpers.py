@@ -112,7 +112,10 @@ def _in_process(function, argv, input, cwd):
             raise
         except BaseException:  # what the process would print: sys.excepthook (the plugin's one-line errors)
             code = 1
-            sys.excepthook(*sys.exc_info())
+            try:
+                sys.excepthook(*sys.exc_info())
+            except SystemExit as e:  # the plugin's hook sets the exit status of its one-line errors
+                code = e.code
         finally:
             new_out.flush()
             new_err.flush()

@@ -426,6 +426,19 @@ def test_a_dbsa_model_on_a_source_only_data_bin(source_only_bin, tmp_path):
     assert _saved(save) == []
 
 
+@pytest.mark.parametrize("process", [False, True], ids=["in-process", "console-script"])
+def test_options_that_do_not_go_together_in_fairseq_train(data_bin, tmp_path, process):
+    """A parse-head layer the model does not have: fairseq-train ends with one line naming the option and exit
+    status 2 (argparse's usage status), before a checkpoint is written; the console script checks that CPython
+    takes the exit status from the plugin's exception hook."""
+    save = tmp_path / "ck"
+    p = run(train_cmd(str(data_bin), str(save), arch=["--arch", "transformer_dbsa_tiny"],
+                      extra=["--criterion", "label_smoothed_cross_entropy_with_dependency",
+                             "--dbsa-encoder-layer", "7"]), check=False, process=process)
+    assert_one_line(p, "--dbsa-encoder-layer 7", "the encoder has 2 layers", status=2)
+    assert _saved(save) == []
+
+
 @pytest.fixture(scope="module")
 def checkpoint(data_bin, tmp_path_factory):
     save = tmp_path_factory.mktemp("ck")

@@ -37,6 +37,7 @@ from fairseq.criterions.label_smoothed_cross_entropy import (
 from fairseq.dataclass import ChoiceEnum
 
 from fairseq_syntax.criterions.dependency_loss import parse_head_nll
+from fairseq_syntax.errors import OptionError
 
 NORMALIZATIONS = ("arcs", "supervised", "sum")
 
@@ -68,7 +69,7 @@ class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropy
         self.lambda_dec = dependency_lambda_dec
         self.normalization = str(dependency_normalization)
         if self.normalization not in NORMALIZATIONS:
-            raise ValueError(f"--dependency-normalization must be one of {NORMALIZATIONS}, not "
+            raise OptionError(f"--dependency-normalization must be one of {NORMALIZATIONS}, not "
                              f"{self.normalization!r}")
 
     #: logged terms: name -> (count key, divisor of sum / count); NLL terms are logged in base 2
@@ -92,7 +93,7 @@ class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropy
             parents = syntax.get(f"{side}_parents")
             if parents is None:
                 if self.training:
-                    raise ValueError(
+                    raise OptionError(
                         f"the model has a {'decoder' if causal else 'encoder'} parse head but the batch has no "
                         f"{side}_parents: train with --task syntax_translation on data with "
                         f"{'target' if causal else 'source'} syntax"

@@ -24,6 +24,7 @@ from fairseq_syntax.criterions.label_smoothed_cross_entropy_with_dependency impo
     LabelSmoothedCrossEntropyWithDependencyCriterion,
 )
 from fairseq_syntax.criterions.sync_loss import synchronous_attention_loss
+from fairseq_syntax.errors import OptionError
 
 
 @dataclass
@@ -57,7 +58,7 @@ class LabelSmoothedCrossEntropyWithSyncCriterion(LabelSmoothedCrossEntropyWithDe
     def _sync_spec(model):
         layer = int(getattr(model, "sync_layer", 0) or 0)
         if not layer:
-            raise ValueError("label_smoothed_cross_entropy_with_sync needs a SyncAttn model (--sync-layer, e.g. "
+            raise OptionError("label_smoothed_cross_entropy_with_sync needs a SyncAttn model (--sync-layer, e.g. "
                              "--arch transformer_syncattn)")
         return layer, int(getattr(model, "sync_heads", 0) or 0) or None
 

@@ -43,6 +43,7 @@ from fairseq.modules import FairseqDropout
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
+from fairseq_syntax.errors import OptionError
 from fairseq_syntax.modules.cky_table import NORMS, CKYTable
 from fairseq_syntax.modules.lstm_attention import (
     CKYAttention,
@@ -206,7 +207,7 @@ class AttentionLSTMModel(FairseqEncoderDecoderModel):
     @classmethod
     def build_model(cls, cfg, task):
         if cfg.decoder_layers > cfg.encoder_layers:
-            raise ValueError(f"--decoder-layers {cfg.decoder_layers} > --encoder-layers {cfg.encoder_layers}: each "
+            raise OptionError(f"--decoder-layers {cfg.decoder_layers} > --encoder-layers {cfg.encoder_layers}: each "
                              "decoder layer starts from the encoder layer of the same depth (Sec. 2)")
         return cls(AttentionLSTMEncoder(task.source_dictionary, cfg),
                    AttentionLSTMDecoder(task.target_dictionary, cfg))

@@ -33,6 +33,7 @@ from fairseq.modules.transformer_layer import (
 )
 from torch import Tensor
 
+from fairseq_syntax.errors import OptionError
 from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
 from fairseq_syntax.modules.parent_scaled_attention import ParentScaledHeads
 from fairseq_syntax.modules.relative_positions import RelativePositionTerms
@@ -119,7 +120,7 @@ class SyntaxEncoderLayer(_HostsSyntaxAttention, TransformerEncoderLayerBase):
 class SyntaxDecoderLayer(_HostsSyntaxAttention, TransformerDecoderLayerBase):
     def __init__(self, cfg, no_encoder_attn: bool, attention_spec: AttentionSpec):
         if cfg.cross_self_attention:
-            raise ValueError("--cross-self-attention is not supported with syntax mechanisms in the decoder")
+            raise OptionError("--cross-self-attention is not supported with syntax mechanisms in the decoder")
         super().__init__(cfg, no_encoder_attn, attention_spec=attention_spec)
 
     def forward(self, x: Tensor, encoder_out: Optional[Tensor] = None, encoder_padding_mask: Optional[Tensor] = None,

@@ -80,6 +80,7 @@ from torch import nn
 
 from fairseq_syntax.data.parent_strategies import STRATEGIES
 from fairseq_syntax.data.syntax_request import SyntaxNeeds
+from fairseq_syntax.errors import OptionError
 from fairseq_syntax.models.syntax_layers import (
     AttentionSpec,
     SyntaxDecoderLayer,
@@ -244,7 +245,7 @@ def _wrap(layer, cfg):
 def _terms(value) -> Tuple[bool, bool]:
     value = str(value)
     if value not in TERMS:
-        raise ValueError(f"relative terms must be one of {TERMS}, not {value!r}")
+        raise OptionError(f"relative terms must be one of {TERMS}, not {value!r}")
     return "key" in value, "value" in value
 
 
@@ -255,10 +256,10 @@ def _layer_set(value, num_layers: int, option: str) -> Set[int]:
     try:
         layers = {int(x) for x in value.split(",") if x.strip()}
     except ValueError:
-        raise ValueError(f"--{option} must be 'all' or a comma list of layer numbers, not {value!r}") from None
+        raise OptionError(f"--{option} must be 'all' or a comma list of layer numbers, not {value!r}") from None
     bad = sorted(x for x in layers if not 1 <= x <= num_layers)
     if bad:
-        raise ValueError(f"--{option}: layer(s) {bad} out of range 1..{num_layers}")
+        raise OptionError(f"--{option}: layer(s) {bad} out of range 1..{num_layers}")
     return layers
 
 
@@ -268,7 +269,7 @@ def _parse_form(args) -> Tuple[str, bool]:
 
 def _require(value, name: str, what: str):
     if value is None:
-        raise ValueError(f"{what} need {name}: train and decode with --task syntax_translation on data with "
+        raise OptionError(f"{what} need {name}: train and decode with --task syntax_translation on data with "
                          "source syntax")
 
 
@@ -289,14 +290,14 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         self.label_embed_dim = int(getattr(args, "label_embed_dim", 0) or 0)
         self.label_embedding: Optional[nn.Embedding] = None  # S&H: attached by the model, which knows the labels
         if self.pascal_layer and self.dbsa_layer:
-            raise ValueError("PASCAL heads use 'middle' parents and an encoder parse head is trained on "
+            raise OptionError("PASCAL heads use 'middle' parents and an encoder parse head is trained on "
                              "--syntax-parent-strategy parents; the task collates one parent strategy per side")
         if not 0 <= self.label_embed_dim < args.encoder_embed_dim:
-            raise ValueError(f"--label-embed-dim {self.label_embed_dim} must be below --encoder-embed-dim "
+            raise OptionError(f"--label-embed-dim {self.label_embed_dim} must be below --encoder-embed-dim "
                              f"{args.encoder_embed_dim}")
         for option, layer in (("dbsa-encoder-layer", self.dbsa_layer), ("pascal-layer", self.pascal_layer)):
             if layer > args.encoder_layers:
-                raise ValueError(f"--{option} {layer} but the encoder has {args.encoder_layers} layers")
+                raise OptionError(f"--{option} {layer} but the encoder has {args.encoder_layers} layers")
         self.rel_layers: Set[int] = set()
         if self.rel_linear_k or self.rel_dep_l:
             self.rel_layers = _layer_set(getattr(args, "rel_encoder_layers", "all"), args.encoder_layers,
@@ -333,7 +334,7 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         if spec.empty:
             return super().build_encoder_layer(args)
         if self.return_fc:
-            raise ValueError("return_fc encoders are not supported with syntax mechanisms")
+            raise OptionError("return_fc encoders are not supported with syntax mechanisms")
         cfg = TransformerConfig.from_namespace(args)
         return _wrap(SyntaxEncoderLayer(cfg, attention_spec=spec), cfg)
 
@@ -406,9 +407,9 @@ class SyntaxTransformerDecoder(TransformerDecoder):
         self.rel_k = int(getattr(args, "rel_decoder_k", 0) or 0)
         self.rows = str(getattr(args, "dbsa_decoder_rows", "predicting"))
         if self.rows not in DECODER_ROWS:
-            raise ValueError(f"--dbsa-decoder-rows must be one of {DECODER_ROWS}, not {self.rows!r}")
+            raise OptionError(f"--dbsa-decoder-rows must be one of {DECODER_ROWS}, not {self.rows!r}")
         if self.dbsa_layer > args.decoder_layers:
-            raise ValueError(f"--dbsa-decoder-layer {self.dbsa_layer} but the decoder has {args.decoder_layers} "
+            raise OptionError(f"--dbsa-decoder-layer {self.dbsa_layer} but the decoder has {args.decoder_layers} "
                              "layers")
         self.layer_specs = [self.layer_spec(i, args) for i in range(1, args.decoder_layers + 1)]
         self._specs_to_build = iter(self.layer_specs)  # taken in order by build_decoder_layer (see the encoder)
@@ -525,14 +526,14 @@ class SyntaxTransformerModel(TransformerModel):
         self.sync_heads = int(getattr(args, "sync_heads", 0) or 0)
         if self.sync_layer:
             if not (encoder.dbsa_layer and decoder.dbsa_layer):
-                raise ValueError("--sync-layer needs parse heads on both sides (--dbsa-encoder-layer and "
+                raise OptionError("--sync-layer needs parse heads on both sides (--dbsa-encoder-layer and "
                                  "--dbsa-decoder-layer)")
             if self.sync_layer > len(decoder.layers) or getattr(args, "no_cross_attention", False):
-                raise ValueError(f"--sync-layer {self.sync_layer}: the decoder has {len(decoder.layers)} layers "
+                raise OptionError(f"--sync-layer {self.sync_layer}: the decoder has {len(decoder.layers)} layers "
                                  "with encoder-decoder attention")
             heads = args.decoder_attention_heads
             if not 0 <= self.sync_heads <= heads:
-                raise ValueError(f"--sync-heads {self.sync_heads} but decoder layers have {heads} heads")
+                raise OptionError(f"--sync-heads {self.sync_heads} but decoder layers have {heads} heads")
 
     @classmethod
     def build_model(cls, args, task):
@@ -547,7 +548,7 @@ class SyntaxTransformerModel(TransformerModel):
         if dim:
             labels = getattr(task, "src_label_dict", None)
             if labels is None:
-                raise ValueError(f"--label-embed-dim {dim} needs the source label dictionary (dict.SRC.labels.txt "
+                raise OptionError(f"--label-embed-dim {dim} needs the source label dictionary (dict.SRC.labels.txt "
                                  "next to the data, written by preprocess/binarize.py) and --task syntax_translation")
             emb = nn.Embedding(len(labels), dim, padding_idx=labels.pad())
             # the token embeddings' scale (fairseq: N(0, d^-1/2), times sqrt(d) in the encoder)

@@ -56,7 +56,7 @@ from fairseq_syntax.data.syntax_request import (
     SyntaxRequest,
     resolve_request,
 )
-from fairseq_syntax.errors import InputLineError, SyntaxDataError
+from fairseq_syntax.errors import InputLineError, OptionError, SyntaxDataError
 from fairseq_syntax.inference.source import EncodedSources, RawSourceEncoder
 from fairseq_syntax.inference.target import RecordedText
 from fairseq_syntax.parsing import backend_options, build_parser
@@ -119,7 +119,7 @@ def _parse_fields(value: Optional[str], option: str):
     fields = frozenset(x.strip() for x in value.split(",") if x.strip())
     bad = fields - set(SIDE_FIELDS)
     if bad:
-        raise ValueError(f"--{option}: unknown field(s) {sorted(bad)}; choose from {','.join(SIDE_FIELDS)}")
+        raise OptionError(f"--{option}: unknown field(s) {sorted(bad)}; choose from {','.join(SIDE_FIELDS)}")
     return fields
 
 
@@ -321,7 +321,7 @@ class SyntaxTranslationTask(TranslationTask):
         if task_cfg is not None:  # fairseq-generate: the checkpoint's saved task config
             self._adopt_saved_config(task_cfg)
         if self.cfg.truncate_source:
-            raise ValueError("--truncate-source would cut tokens away from their syntax; it is not supported here")
+            raise OptionError("--truncate-source would cut tokens away from their syntax; it is not supported here")
         paths = utils.split_paths(self.cfg.data)
         if split != self.cfg.train_subset:
             paths = paths[:1]
