@@ -12,14 +12,16 @@ The plugin's own commands go through :func:`fairseq_syntax.cli.run`; fairseq's c
 when fairseq loads it (``--user-dir``); a user's own script that imports the plugin keeps Python's tracebacks.
 Through the hook too, options that do not go together (an ``OptionError``: a parse-head layer the model does
 not have, a criterion the model cannot feed, ...) exit with status 2 and the rest with 1: the hook raises
-``SystemExit``, which CPython honours from ``sys.excepthook`` (atexit handlers still run). fairseq's
-multi-GPU training (``torch.multiprocessing.spawn``, one process per GPU) raises a worker's failure in the
-parent as torch's ``ProcessRaisedException`` carrying the worker's traceback as text: when that traceback ends
-in one of the plugin's expected failures, the hook shows its one line too.
+``SystemExit``, which CPython honours from ``sys.excepthook`` (atexit handlers still run). Where another hook
+wraps the plugin's (``torch.distributed`` wraps it in every rank of a torchrun or ``--distributed-no-spawn``
+run, to prefix the lines with the rank), the hook prints its line and returns, and the status is Python's 1.
+fairseq's multi-GPU training (``torch.multiprocessing.spawn``, one process per GPU) raises a worker's failure
+in the parent as torch's ``ProcessRaisedException`` carrying the worker's traceback as text: when that
+traceback ends in one of the plugin's expected failures, the hook shows its one line and its status.
 """
 import os
 import sys
-from typing import Optional
+from typing import Dict, Optional, Tuple
 
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 
@@ -37,32 +39,39 @@ def debug_requested() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "no", "false")
 
 
-#: how a spawned worker's traceback text names the plugin's expected failures on its last line
-WORKER_ERROR_PREFIXES = tuple(f"\n{cls.__module__}.{cls.__qualname__}: " for cls in (SyntaxDataError, OptionError))
+def plugin_error_classes() -> Dict[str, type]:
+    """SyntaxDataError, OptionError and their subclasses (InputLineError, ...), by the name a traceback gives
+    them (``module.Class``)."""
+    found, todo = {}, [SyntaxDataError, OptionError]
+    while todo:
+        cls = todo.pop()
+        found[f"{cls.__module__}.{cls.__qualname__}"] = cls
+        todo.extend(cls.__subclasses__())
+    return found
 
 
-def worker_message(exc: BaseException) -> Optional[str]:
-    """The message of a plugin error that ended a worker of ``torch.multiprocessing.spawn`` (its
+def worker_error(exc: BaseException) -> Optional[Tuple[type, str]]:
+    """The class and message of a plugin error that ended a worker of ``torch.multiprocessing.spawn`` (its
     ``ProcessRaisedException`` holds the worker's ``traceback.format_exc()``), or None."""
     if type(exc).__name__ != "ProcessRaisedException" or not type(exc).__module__.startswith("torch."):
         return None
     text = str(exc).rstrip()
-    found = max((text.rfind(prefix), prefix) for prefix in WORKER_ERROR_PREFIXES)
-    if found[0] < 0:
+    at, name = max((text.rfind(f"\n{name}: "), name) for name in plugin_error_classes())
+    if at < 0:
         return None
-    message = text[found[0] + len(found[1]):]
-    # the traceback's last exception is the plugin's only if nothing follows its message ("During handling ..."
-    # chains put the last exception last, so the plugin's is last exactly when it ended the worker)
+    message = text[at + len(name) + 3:]
+    # the plugin's exception ended the worker only if it is the traceback's last one: nothing follows its
+    # message ("During handling of the above exception" and "raise ... from" chains put the last one last)
     if "\nTraceback (most recent call last):" in message or "\nDuring handling of" in message:
         return None
-    return " ".join(message.split())
+    return plugin_error_classes()[name], " ".join(message.split())
 
 
 def one_line(exc: BaseException) -> Optional[str]:
     """The one-line message of an expected failure (without ``error: ``), or None for anything else."""
-    from_worker = worker_message(exc)
+    from_worker = worker_error(exc)
     if from_worker is not None:
-        return from_worker
+        return from_worker[1]
     if isinstance(exc, (SyntaxDataError, OptionError)):
         return " ".join(str(exc).split())
     if isinstance(exc, OSError) and exc.filename is None and str(exc).startswith(FAIRSEQ_FILE_MESSAGES):
@@ -78,7 +87,9 @@ def one_line(exc: BaseException) -> Optional[str]:
 
 
 def exit_status(exc: BaseException) -> int:
-    return OPTION_STATUS if isinstance(exc, OptionError) else DATA_STATUS
+    from_worker = worker_error(exc)
+    cls = from_worker[0] if from_worker is not None else type(exc)
+    return OPTION_STATUS if issubclass(cls, OptionError) else DATA_STATUS
 
 
 def report(exc: BaseException) -> bool:
@@ -116,7 +127,10 @@ def install_excepthook() -> None:
         if not (fairseq_program_running() and report(exc)):
             previous(exc_type, exc, tb)
             return
-        raise SystemExit(exit_status(exc))
+        if sys.excepthook is hook:  # the outermost hook: CPython takes the exit status from this SystemExit
+            raise SystemExit(exit_status(exc))
+        # wrapped by another hook (torch.distributed's, in every rank of a torchrun / --distributed-no-spawn run,
+        # writes the lines this hook printed, prefixed with the rank, after it returns): return, status 1
 
     sys.excepthook = hook
     _installed = True

@@ -521,12 +521,14 @@ def test_a_script_importing_the_plugin_keeps_its_tracebacks(tmp_path):
 
 def _worker_failing(rank, kind):
     """A worker of torch.multiprocessing.spawn failing as a fairseq worker would (spawn imports this module)."""
-    from fairseq_syntax.errors import OptionError, SyntaxDataError
+    from fairseq_syntax.errors import InputLineError, OptionError, SyntaxDataError
 
     if kind == "data":
         raise SyntaxDataError("data-bin/train.src.parents", "12 sentences but train.src has 13")
     if kind == "option":
         raise OptionError("--dbsa-encoder-layer 7: the encoder has 3 layers")
+    if kind == "subclass":
+        raise InputLineError(3, "the parser failed on it")
     if kind == "during":
         try:
             raise SyntaxDataError("data-bin/x", "first")
@@ -535,19 +537,46 @@ def _worker_failing(rank, kind):
     raise RuntimeError("a bug")
 
 
-@pytest.mark.parametrize("kind,expected", [
-    ("data", "data-bin/train.src.parents: 12 sentences but train.src has 13"),
-    ("option", "--dbsa-encoder-layer 7: the encoder has 3 layers"),
-    ("during", None),  # the plugin's error did not end the worker: keep the traceback
-    ("bug", None),
+@pytest.mark.parametrize("kind,expected,status", [
+    ("data", "data-bin/train.src.parents: 12 sentences but train.src has 13", 1),
+    ("option", "--dbsa-encoder-layer 7: the encoder has 3 layers", 2),
+    ("subclass", "input line 3: the parser failed on it", 1),
+    ("during", None, 1),  # the plugin's error did not end the worker: keep the traceback
+    ("bug", None, 1),
 ])
-def test_a_spawned_workers_plugin_error_is_one_line(kind, expected):
-    """Multi-GPU fairseq-train spawns one worker per GPU; a worker's SyntaxDataError / OptionError reaches the
-    parent as torch's ProcessRaisedException with the worker's traceback as text, and is shown as its line."""
+def test_a_spawned_workers_plugin_error_is_one_line(kind, expected, status):
+    """Multi-GPU fairseq-train spawns one worker per GPU; a worker's SyntaxDataError / OptionError (or a subclass)
+    reaches the parent as torch's ProcessRaisedException with the worker's traceback as text, and is shown as its
+    line, with its exit status."""
     import torch.multiprocessing as mp
 
-    from fairseq_syntax.error_display import one_line
+    from fairseq_syntax.error_display import exit_status, one_line
 
     with pytest.raises(mp.ProcessRaisedException) as raised:
         mp.spawn(_worker_failing, args=(kind,), nprocs=1)
     assert one_line(raised.value) == expected
+    assert exit_status(raised.value) == status
+
+
+@pytest.mark.parametrize("distributed", [False, True], ids=["alone", "under-torch-distributed"])
+def test_the_hook_inside_torch_distributeds_hook(tmp_path, distributed):
+    """torch.distributed wraps sys.excepthook in every rank (it prefixes the lines with the rank after the
+    wrapped hook returns): the plugin's line must still reach stderr; alone, the hook sets status 2."""
+    script = tmp_path / "fairseq-probe"  # a fairseq program, by its name
+    script.write_text(
+        "import sys\n"
+        "import torch.distributed as dist\n"
+        "from fairseq_syntax.error_display import install_excepthook\n"
+        "from fairseq_syntax.errors import OptionError\n"
+        "install_excepthook()\n"
+        f"if {distributed}:\n"
+        f"    dist.init_process_group('gloo', init_method='file://{tmp_path}/pg', rank=0, world_size=1)\n"
+        "raise OptionError('--pascal-heads 5: parent-scaled heads, but the layer has 4 heads')\n",
+        encoding="utf-8")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env(), cwd=str(tmp_path))
+    line = "error: --pascal-heads 5: parent-scaled heads, but the layer has 4 heads"
+    assert "Traceback" not in p.stderr, p.stderr
+    if distributed:
+        assert p.returncode == 1 and f"[rank0]: {line}" in p.stderr, p.stderr
+    else:
+        assert p.returncode == 2 and line in p.stderr.splitlines(), p.stderr

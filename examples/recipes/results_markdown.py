@@ -101,8 +101,13 @@ def doc_with_tables(doc):
         start, end = f"<!-- {name} table -->\n", f"<!-- end {name} table -->"
         if start not in doc or end not in doc:
             raise SystemExit(f"error: {DOC}: no '{start.strip()}' ... '{end}' markers")
+        missing = [f for f in folders if not os.path.isdir(os.path.join(ROOT, f))]
+        if missing:
+            raise SystemExit(f"error: {name}: no results folder {', '.join(missing)} (DOC_TABLES)")
         made = table([os.path.join(ROOT, f) for f in folders], models, ribes=True)
         i, j = doc.index(start) + len(start), doc.index(end)
+        if j < i:
+            raise SystemExit(f"error: {DOC}: '{end}' comes before '{start.strip()}'")
         doc = doc[:i] + made + doc[j:]
     return doc
 
@@ -121,8 +126,9 @@ def main(argv=None):
     mode.add_argument("--check", action="store_true", help="exit 1 if a docs/recipes.md table differs from the JSON")
     args = ap.parse_args(argv)
     if args.write or args.check:
-        if args.results or args.models:
-            ap.error("--write / --check take no results folders or --models: they make DOC_TABLES")
+        if args.results or args.models or args.names or args.ribes or args.sets != ["test"]:
+            ap.error("--write / --check take no results folders, --models, --sets, --ribes or --names: they make "
+                     "DOC_TABLES as it says")
         doc = open(DOC, encoding="utf-8").read()
         made = doc_with_tables(doc)
         if args.check:

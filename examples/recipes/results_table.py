@@ -100,7 +100,8 @@ def check_baseline(work, model, base, set_name, sc):
     own = json.load(open(path, encoding="utf-8"))["bleu"]
     if abs(own - sc["baseline_bleu"]) > 1e-9:
         raise SystemExit(f"error: {model} was tested against a baseline of {sc['baseline_bleu']:.2f} BLEU, but "
-                         f"{base} scores {own:.2f} ({path}): name its baseline with --baselines {model}=MODEL")
+                         f"{base} scores {own:.2f} ({path}): name its baseline with --baselines {model}=MODEL, or run "
+                         f"evaluate.sh {model} again if {base} was evaluated again after it")
 
 
 def main(argv=None):

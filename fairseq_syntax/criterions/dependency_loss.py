@@ -19,6 +19,7 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
+from fairseq_syntax.errors import OptionError
 
 def supervised_positions(parents: Tensor, supervised: Tensor, causal: bool) -> Tensor:
     """Positions whose gold parent the parse head is trained to predict.
@@ -42,7 +43,7 @@ def parse_head_nll(logprobs: Tensor, parents: Tensor, supervised: Tensor, causal
     positions whose parent is later than themselves are dropped.
     """
     if parents.is_floating_point():
-        raise ValueError("parse heads need integer parents: use --parent-strategy chain or first, not middle")
+        raise OptionError("parse heads need integer parents: use --parent-strategy chain or first, not middle")
     sup = supervised_positions(parents, supervised, causal)
     gold = logprobs.float().gather(-1, parents.clamp_min(0).unsqueeze(-1)).squeeze(-1)
     nll = torch.where(sup, -gold, torch.zeros_like(gold))

@@ -18,6 +18,7 @@ from typing import FrozenSet, Iterable, Optional
 
 from fairseq_syntax.data.parent_strategies import STRATEGIES
 
+from fairseq_syntax.errors import OptionError
 logger = logging.getLogger(__name__)
 
 SIDE_FIELDS = ("parents", "depths", "labels", "words")
@@ -126,7 +127,7 @@ def resolve_request(source: Optional[FrozenSet[str]] = None, target: Optional[Fr
             else:
                 missing = want - explicit[side]
                 if missing:
-                    raise ValueError(
+                    raise OptionError(
                         f"the model needs {side} syntax field(s) {sorted(missing)} but --{side}-syntax is "
                         f"{','.join(sorted(explicit[side])) or 'none'}; add them or use 'auto'")
                 fields[side] = explicit[side]
@@ -134,7 +135,7 @@ def resolve_request(source: Optional[FrozenSet[str]] = None, target: Optional[Fr
             wanted = getattr(needs, key)  # the target side follows the source's unless the model says otherwise
             current = req.strategy_of("target") if key == "target_strategy" else req.strategy
             if wanted is not None and strategy is None and chosen.get(key, wanted) != wanted:
-                raise ValueError(f"the models need different parent strategies on the {side} ({chosen[key]!r} and "
+                raise OptionError(f"the models need different parent strategies on the {side} ({chosen[key]!r} and "
                                  f"{wanted!r}): an ensemble reads one; give --parent-strategy")
             if wanted is not None:
                 chosen[key] = wanted

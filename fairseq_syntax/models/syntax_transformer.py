@@ -242,10 +242,10 @@ def _wrap(layer, cfg):
     return fsdp_wrap(layer, min_num_params=cfg.min_params_to_wrap if not cfg.checkpoint_activations else 0)
 
 
-def _terms(value) -> Tuple[bool, bool]:
+def _terms(value, option: str) -> Tuple[bool, bool]:
     value = str(value)
     if value not in TERMS:
-        raise OptionError(f"relative terms must be one of {TERMS}, not {value!r}")
+        raise OptionError(f"--{option}: relative terms must be one of {TERMS}, not {value!r}")
     return "key" in value, "value" in value
 
 
@@ -324,9 +324,11 @@ class SyntaxTransformerEncoder(TransformerEncoder):
                            str(getattr(args, "pascal_weights", "gaussian")))
         if index in self.rel_layers:
             if self.rel_linear_k:
-                spec.relative["linear"] = (self.rel_linear_k, *_terms(getattr(args, "rel_linear_terms", "key+value")))
+                terms = _terms(getattr(args, "rel_linear_terms", "key+value"), "rel-linear-terms")
+                spec.relative["linear"] = (self.rel_linear_k, *terms)
             if self.rel_dep_l:
-                spec.relative["dependency"] = (self.rel_dep_l, *_terms(getattr(args, "rel_dep_terms", "key+value")))
+                terms = _terms(getattr(args, "rel_dep_terms", "key+value"), "rel-dep-terms")
+                spec.relative["dependency"] = (self.rel_dep_l, *terms)
         return spec
 
     def build_encoder_layer(self, args):
@@ -334,7 +336,7 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         if spec.empty:
             return super().build_encoder_layer(args)
         if self.return_fc:
-            raise OptionError("return_fc encoders are not supported with syntax mechanisms")
+            raise ValueError("return_fc encoders are not supported with syntax mechanisms")
         cfg = TransformerConfig.from_namespace(args)
         return _wrap(SyntaxEncoderLayer(cfg, attention_spec=spec), cfg)
 
@@ -425,7 +427,8 @@ class SyntaxTransformerDecoder(TransformerDecoder):
         if index == self.dbsa_layer:
             spec.parse_bias, spec.parse_scaled = _parse_form(args)
         if self.rel_k:
-            spec.relative["linear"] = (self.rel_k, *_terms(getattr(args, "rel_linear_terms", "key+value")))
+            terms = _terms(getattr(args, "rel_linear_terms", "key+value"), "rel-linear-terms")
+            spec.relative["linear"] = (self.rel_k, *terms)
         return spec
 
     def build_decoder_layer(self, args, no_encoder_attn=False):

@@ -51,6 +51,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from fairseq_syntax.errors import OptionError
+
 
 def level_offset(level, width: int):
     """Flat index of cell (level, 0) in a table over ``width`` positions (levels 1-based; ints or tensors)."""
@@ -94,9 +96,9 @@ class DeductionUnit(nn.Module):
     def __init__(self, dim: int, norm: str = "layer"):
         super().__init__()
         if dim % 2:
-            raise ValueError(f"the CKY-CNN needs an even state size (CNN1/CNN2 have d/2 channels), got {dim}")
+            raise OptionError(f"--embed-dim {dim}: the CKY-CNN needs an even state size (CNN1/CNN2 have d/2 channels)")
         if norm not in NORMS:
-            raise ValueError(f"unknown Deduction Unit normalisation {norm!r}: one of {NORMS}")
+            raise OptionError(f"--cky-norm: unknown Deduction Unit normalisation {norm!r}: one of {NORMS}")
         half = dim // 2
         self.cnn1 = nn.Linear(dim, half)  # 1x1, d/2 channels, on each cell
         self.cnn2 = nn.Linear(2 * half, half)  # 1x2, d/2 channels, over the pair

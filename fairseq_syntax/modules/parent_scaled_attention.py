@@ -31,6 +31,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from fairseq_syntax.errors import OptionError
+
 WEIGHT_FUNCTIONS = ("gaussian", "parent-only")
 
 
@@ -55,14 +57,14 @@ class ParentScaledHeads(nn.Module):
                  weights: str = "gaussian"):
         super().__init__()
         if weights not in WEIGHT_FUNCTIONS:
-            raise ValueError(f"the parent weights must be one of {WEIGHT_FUNCTIONS}, not {weights!r}")
+            raise OptionError(f"--pascal-weights: the parent weights must be one of {WEIGHT_FUNCTIONS}, not {weights!r}")
         self.weight_function = weights
         if num_heads < 1:
-            raise ValueError(f"the number of parent-scaled heads must be >= 1, not {num_heads}")
+            raise OptionError(f"--pascal-heads: the number of parent-scaled heads must be >= 1, not {num_heads}")
         if variance <= 0:
-            raise ValueError(f"the Gaussian variance must be > 0, not {variance}")
+            raise OptionError(f"--pascal-variance: the Gaussian variance must be > 0, not {variance}")
         if not 0.0 <= ignore_prob < 1.0:
-            raise ValueError(f"the parent-ignoring probability must be in [0, 1), not {ignore_prob}")
+            raise OptionError(f"--pascal-ignore-prob: the parent-ignoring probability must be in [0, 1), not {ignore_prob}")
         self.num_heads = num_heads
         self.variance = variance
         self.ignore_prob = ignore_prob

@@ -42,6 +42,7 @@ import torch.nn.functional as F
 from fairseq.modules import MultiheadAttention
 from torch import Tensor, nn
 
+from fairseq_syntax.errors import OptionError
 from fairseq_syntax.modules.parent_scaled_attention import ParentScaledHeads
 from fairseq_syntax.modules.relative_positions import (
     RelativePositionTerms,
@@ -93,7 +94,9 @@ class SyntaxSelfAttention(MultiheadAttention):
         """Make the last head the parse head (after construction: the random stream of the projections'
         initialisation is then the same as without it)."""
         if self.num_heads < 2:
-            raise ValueError("dependency-based self-attention replaces one of at least two heads")
+            raise OptionError("dependency-based self-attention replaces one of at least two heads: a layer with a parse "
+                              "head (--dbsa-encoder-layer / --dbsa-decoder-layer) needs --encoder-attention-heads / "
+                              "--decoder-attention-heads >= 2")
         self.parse_head = parse_head
         self._check_heads()
 
@@ -101,7 +104,7 @@ class SyntaxSelfAttention(MultiheadAttention):
         if self.parent_scaling is not None and self.parent_scaling.num_heads > self.num_heads - (
             self.parse_head is not None
         ):
-            raise ValueError(f"{self.parent_scaling.num_heads} parent-scaled heads, but the layer has "
+            raise OptionError(f"--pascal-heads {self.parent_scaling.num_heads}: parent-scaled heads, but the layer has "
                              f"{self.num_heads} heads" + (" (one of them the parse head)" if self.parse_head is not None else ""))
 
     @staticmethod
