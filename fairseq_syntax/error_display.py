@@ -55,8 +55,8 @@ def worker_error(exc: BaseException) -> Optional[Tuple[type, str]]:
     ``ProcessRaisedException`` holds the worker's ``traceback.format_exc()``), or None."""
     if type(exc).__name__ != "ProcessRaisedException" or not type(exc).__module__.startswith("torch."):
         return None
-    text = str(exc).rstrip()
-    at, name = max((text.rfind(f"\n{name}: "), name) for name in plugin_error_classes())
+    text, classes = str(exc).rstrip(), plugin_error_classes()
+    at, name = max((text.rfind(f"\n{name}: "), name) for name in classes)
     if at < 0:
         return None
     message = text[at + len(name) + 3:]
@@ -64,7 +64,7 @@ def worker_error(exc: BaseException) -> Optional[Tuple[type, str]]:
     # message ("During handling of the above exception" and "raise ... from" chains put the last one last)
     if "\nTraceback (most recent call last):" in message or "\nDuring handling of" in message:
         return None
-    return plugin_error_classes()[name], " ".join(message.split())
+    return classes[name], " ".join(message.split())
 
 
 def one_line(exc: BaseException) -> Optional[str]:
