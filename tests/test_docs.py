@@ -2,6 +2,8 @@
 import os
 import re
 
+import pytest
+
 from helpers import ROOT
 
 DOCS = os.path.join(ROOT, "docs")
@@ -69,21 +71,14 @@ def test_every_old_readme_section_has_a_page():
     assert not missing, missing
 
 
-def test_readme_results_table_is_the_committed_json():
+@pytest.mark.parametrize("script", ["readme_table.py", "results_markdown.py"])
+def test_results_tables_are_the_committed_json(script):
+    """The README's results table (readme_table.py) and docs/recipes.md's Tanaka tables, one folder per CPU
+    (results_markdown.py), are what those scripts make of the committed JSON (rewrite them with --write)."""
     import subprocess
     import sys
-    script = os.path.join(ROOT, "examples", "recipes", "readme_table.py")
-    r = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-
-
-def test_recipes_page_tables_are_the_committed_json():
-    """docs/recipes.md's results tables (the Tanaka ones, one folder per CPU) are what results_markdown.py makes
-    of the committed JSON (rewrite them with its --write)."""
-    import subprocess
-    import sys
-    script = os.path.join(ROOT, "examples", "recipes", "results_markdown.py")
-    r = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "recipes", script), "--check"],
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 
 

@@ -24,15 +24,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DOC = os.path.join(ROOT, "docs", "recipes.md")
 
 #: the tables of docs/recipes.md that --write / --check keep: each sits between ``<!-- NAME table -->`` and
-#: ``<!-- end NAME table -->``, made from its results folders (one per CPU, in this order) with its rows in
-#: this order (the models without a JSON are listed as not trained yet)
+#: ``<!-- end NAME table -->``, made from examples/NAME/results/CPU for every CPU folder readme_table.py knows
+#: (``MACHINES``, in its order), with its rows in this order (models without a JSON: listed as not trained yet)
 DOC_TABLES = {
-    "tanaka-ja-en": (["examples/tanaka-ja-en/results/intel-xeon", "examples/tanaka-ja-en/results/amd-epyc"],
-                     ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dbsa_enc", "dbsa_dec", "dbsa",
-                      "pascal", "sisa", "sh", "ch", "dbsa_sync", "syncattn", "lstm_luong", "cky_lstm"]),
-    "tanaka-en-ja": (["examples/tanaka-en-ja/results/intel-xeon", "examples/tanaka-en-ja/results/amd-epyc"],
-                     ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "pascal", "sh", "sisa",
-                      "pascal_wat"]),
+    "tanaka-ja-en": ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dbsa_enc", "dbsa_dec", "dbsa",
+                     "pascal", "sisa", "sh", "ch", "dbsa_sync", "syncattn", "lstm_luong", "cky_lstm"],
+    "tanaka-en-ja": ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "pascal", "sh", "sisa",
+                     "pascal_wat"],
 }
 
 
@@ -97,7 +95,10 @@ def table(folders, models, sets=("test",), ribes=False, names=None):
 
 def doc_with_tables(doc):
     """docs/recipes.md's text with every DOC_TABLES table made again from the JSON between its markers."""
-    for name, (folders, models) in DOC_TABLES.items():
+    from readme_table import MACHINES  # the CPU folders' order and names, one convention for both tables
+
+    for name, models in DOC_TABLES.items():
+        folders = [os.path.join("examples", name, "results", cpu) for cpu in MACHINES]
         start, end = f"<!-- {name} table -->\n", f"<!-- end {name} table -->"
         if start not in doc or end not in doc:
             raise SystemExit(f"error: {DOC}: no '{start.strip()}' ... '{end}' markers")
