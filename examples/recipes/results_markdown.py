@@ -30,7 +30,7 @@ DOC_TABLES = {
     "tanaka-ja-en": ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dbsa_enc", "dbsa_dec", "dbsa",
                      "pascal", "sisa", "sh", "ch", "dbsa_sync", "syncattn", "lstm_luong", "cky_lstm"],
     "tanaka-en-ja": ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "pascal", "sh", "sisa",
-                     "pascal_wat"],
+                     "pascal_wat", "sisa_lambda05"],
 }
 
 
