@@ -28,5 +28,9 @@ def test_numbers_held_still(case):
         for name in w:
             assert g[name] == pytest.approx(w[name], rel=rel, abs=1e-5), (case, "step", k, name)
     for sid, (w, g) in enumerate(zip(want["beam"], got["beam"])):
-        assert [h["tokens"] for h in g] == [h["tokens"] for h in w], (case, "sentence", sid)
+        assert g[0]["tokens"] == w[0]["tokens"], (case, "sentence", sid)
         assert [h["score"] for h in g] == pytest.approx([h["score"] for h in w], rel=1e-4), (case, "sentence", sid)
+        for k, (hw, hg) in enumerate(zip(w, g)):  # a lower hypothesis may differ only where the beam holds a tie:
+            # two hypotheses of one score within 1e-4 (seen: an untrained LSTM repeating one token, on one CPU)
+            tied = sum(abs(h["score"] - hw["score"]) <= 1e-4 * abs(hw["score"]) for h in w) > 1
+            assert hg["tokens"] == hw["tokens"] or tied, (case, "sentence", sid, "hypothesis", k)
