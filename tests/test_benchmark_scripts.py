@@ -17,3 +17,25 @@ def test_collation_benchmark_times_every_column(data_bin):
         assert all(ms > 0 for ms in r["ms_per_batch"].values())
     table = collation.format_rows(rows)
     assert all(c in table.splitlines()[0] for c in collation.COLUMNS)
+
+
+def test_cky_subnormal_benchmark_trains_twice_and_records_every_update(data_bin, tmp_path):
+    """Both runs train the same updates from the same seed; the JSON holds a record per update of each."""
+    import json
+    import subprocess
+
+    out = tmp_path / "subnormal.json"
+    train = [data_bin, "--user-dir", os.path.join(ROOT, "fairseq_syntax"), "--task", "translation",
+             "--arch", "cky_lstm_tiny", "--optimizer", "adam", "--lr", "0.01", "--criterion", "cross_entropy",
+             "--batch-size", "16", "--seed", "1", "--num-workers", "0"]
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "benchmark", "cky_subnormal.py"),
+                             "--updates", "3", "--json", str(out), "--", *train],
+                            capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    record = json.loads(out.read_text())
+    assert record["loss_and_gnorm_identical"] is True
+    for name in ("passed_through", "dropped"):
+        updates = record["per_update"][name]
+        assert [u["update"] for u in updates] == [1, 2, 3]
+        assert all(u["table_backward_s"] > 0 and 0 <= u["share_subnormal"] <= 1 for u in updates)
+        assert "update_s" not in updates[0] and all(u["update_s"] > 0 for u in updates[1:])

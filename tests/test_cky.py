@@ -291,6 +291,26 @@ def test_choices_are_ties_free_in_practice():
             assert splits[b, level_offset(i, 7) + j].item() == 1 + int(torch.stack(cands).argmax())
 
 
+def test_subnormal_gradients_of_the_cells_are_dropped_before_the_deduction_unit():
+    """Gradients below float32's smallest normal number (what the joint softmax gives the cells it all but
+    ignores) reach the Deduction Unit's backward as 0: a CPU multiplies subnormal operands tens of times
+    slower (docs/cky.md, "Speed on real text"). Passed through, they would leave subnormal gradients."""
+    torch.manual_seed(5)
+    width, d = 5, 8
+    table = CKYTable(d)
+    h = torch.randn(2, width, d, requires_grad=True)
+    cells, _, _ = table(h, torch.tensor([width, width]))
+    tiny = torch.finfo(torch.float32).tiny
+    upstream = torch.zeros_like(cells)
+    upstream[:, width:] = torch.empty_like(upstream[:, width:]).uniform_(0.1, 0.9) * tiny  # every cell above level 1
+    assert ((upstream[:, width:] > 0) & (upstream[:, width:] < tiny)).all()
+    grads = torch.autograd.grad(cells, [h, *table.parameters()], upstream, retain_graph=True)
+    assert all(g.count_nonzero() == 0 for g in grads)
+    # a normal gradient on the same cells still flows, to the states and to the DU
+    grads = torch.autograd.grad(cells, [h, *table.parameters()], upstream / tiny)
+    assert all(g.count_nonzero() > 0 for g in grads)
+
+
 def test_deferred_memory_gradient_equals_plain_autograd(monkeypatch):
     """The per-step memory gradients summed in one product (training) equal autograd's own sum."""
     from fairseq_syntax.models import attention_lstm
