@@ -402,3 +402,37 @@ def test_a_checkpoint_without_the_du_normalisation_names_the_override():
         normed.load_state_dict(plain.state_dict())
     again, _ = tiny_model("cky_lstm_tiny", cky_norm="none")
     again.load_state_dict(plain.state_dict())  # the matching model loads it
+
+
+def test_the_cpu_flushes_subnormals_inside_the_block_only():
+    """The table's backward runs with the CPU's flush-to-zero mode on and leaves the mode as it found it."""
+    from fairseq_syntax.modules.subnormal import cpu_flushes_subnormals, subnormals_flushed
+
+    cpu = torch.device("cpu")
+    assert not cpu_flushes_subnormals()
+    with subnormals_flushed(cpu):
+        assert cpu_flushes_subnormals()
+        assert torch.tensor([1e-39]).mul(1.0).item() == 0.0
+        with subnormals_flushed(cpu):
+            assert cpu_flushes_subnormals()
+        assert cpu_flushes_subnormals()  # an inner block does not turn off an outer one's mode
+    assert not cpu_flushes_subnormals() and torch.tensor([1e-39]).mul(1.0).item() != 0.0
+    seen = []
+    table = CKYTable(8)
+    du_backward = table.du.forward
+
+    def forward(left, right):  # the DU runs in the backward's replay with autograd on
+        if torch.is_grad_enabled() and left.requires_grad:
+            seen.append(cpu_flushes_subnormals())
+        return du_backward(left, right)
+
+    table.du.forward = forward
+    h = torch.randn(1, 4, 8, requires_grad=True)
+    table(h, torch.tensor([4]))[0].sum().backward()
+    assert seen == [True, True, True] and not cpu_flushes_subnormals()
+    torch.set_flush_denormal(True)  # a mode the user chose stays on
+    try:
+        table(h, torch.tensor([4]))[0].sum().backward()
+        assert cpu_flushes_subnormals()
+    finally:
+        torch.set_flush_denormal(False)

@@ -3,8 +3,9 @@
 
 CKY attention's joint softmax (Watanabe et al. 2017, Eq. 13-14) gives the cells it all but ignores weights
 below float32's smallest normal number, and their gradients are subnormal too; a CPU multiplies subnormal
-operands tens of times slower. ``fairseq_syntax.modules.cky_table.flush_subnormal`` sets them to 0 before
-the Deduction Unit's backward. This script trains the same model twice from the same seed for ``--updates``
+operands tens of times slower. The table's backward drops them (``fairseq_syntax.modules.subnormal``: each
+level's gradient loses its subnormal entries, and the CPU flushes subnormal values to zero while the levels
+are replayed). This script trains the same model twice from the same seed for ``--updates``
 updates with fairseq-syntax-train (one thread each, one run after the other): once with subnormal
 gradients passed through (the code before the change) and once dropped (now). It records, per update,
 the subnormal share of the upstream gradient of the table's cells above level 1 and the seconds of the
@@ -20,6 +21,7 @@ prints a line per 10 updates. At the recipe's setting on the Tanaka corpus the r
 costs a few seconds per update (see ``docs/cky.md``).
 """
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -54,8 +56,9 @@ def worker(flush: bool, train_args):
 
     from fairseq_syntax.modules import cky_table
 
-    if not flush:
-        cky_table.flush_subnormal = lambda x: x  # the code before the change: gradients passed through
+    if not flush:  # the code before the change: subnormal gradients passed through, the CPU's mode unchanged
+        cky_table.flush_subnormal = lambda x: x
+        cky_table.subnormals_flushed = lambda device: contextlib.nullcontext()
     replay = cky_table._CKYFunction.backward
     ends = []
 

@@ -52,6 +52,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from fairseq_syntax.errors import OptionError
+from fairseq_syntax.modules.subnormal import flush_subnormal, subnormals_flushed
 
 
 def level_offset(level, width: int):
@@ -160,20 +161,6 @@ class CKYTable(nn.Module):
         return cells, padding, splits
 
 
-def flush_subnormal(x: Tensor) -> Tensor:
-    """x with its subnormal entries (0 < |x| < the dtype's smallest normal number) set to 0.
-
-    The joint softmax of Eq. 13-14 gives the cells it all but ignores weights below float32's smallest
-    normal number (exp of a score 87 below the best), and their gradients are subnormal too. A CPU
-    multiplies subnormal operands in microcode, tens of times slower: on real text (Tanaka Ja-En,
-    cky_lstm) the Deduction Unit's backward took three quarters of each update. A subnormal
-    gradient is below 1.2e-38 and vanishes when added to any normal one, so dropping it keeps the
-    gradients; only the time changes (docs/cky.md, "Speed on real text").
-    """
-    tiny = torch.finfo(x.dtype).tiny
-    return x.masked_fill(x.abs() < tiny, 0.0)
-
-
 class _CKYFunction(torch.autograd.Function):
     """Eq. 12 level by level into one preallocated table; the backward replays the levels top-down.
 
@@ -181,9 +168,11 @@ class _CKYFunction(torch.autograd.Function):
     (O(d) per candidate), run the DU (and its normalisation) on the winners only, apply dropout,
     write the level. Backward:
     from the top level down, recompute the level's DU on its saved winners with autograd, pass the
-    level's gradient through it (its subnormal entries set to 0: ``flush_subnormal``), and scatter-add the input gradients into the cells that were
+    level's gradient through it, and scatter-add the input gradients into the cells that were
     chosen (each cell's gradient is complete before its level is reached: only higher levels use
     it). Memory: the table, the winners' indices and the dropout masks; no per-level copies.
+    Subnormal gradients (:mod:`fairseq_syntax.modules.subnormal`) are dropped: each level's gradient
+    loses its subnormal entries, and on the CPU the loop runs with subnormals flushed to zero.
     """
 
     @staticmethod
@@ -252,20 +241,21 @@ class _CKYFunction(torch.autograd.Function):
         grad = grad_table.clone()
         param_grads = [torch.zeros_like(q) for q in wanted]
         batch = torch.arange(table.size(0), device=table.device).unsqueeze(1)
-        for i in range(width, 1, -1):
-            li, ri, mask = chosen[2 * (i - 2)], chosen[2 * (i - 2) + 1], masks[i - 2]
-            lo = level_offset(i, width)
-            g = flush_subnormal(grad[:, lo:lo + li.size(1)])
-            if mask.numel():
-                g = g * mask * (1 / (1 - ctx.p))
-            with torch.enable_grad():
-                left = table[batch, li].requires_grad_()
-                right = table[batch, ri].requires_grad_()
-                out = du(left, right)
-                gl, gr, *gp = torch.autograd.grad(out, (left, right, *wanted), g)
-            grad.index_put_((batch, li), gl, accumulate=True)
-            grad.index_put_((batch, ri), gr, accumulate=True)
-            for acc, gq in zip(param_grads, gp):
-                acc += gq
+        with subnormals_flushed(table.device):
+            for i in range(width, 1, -1):
+                li, ri, mask = chosen[2 * (i - 2)], chosen[2 * (i - 2) + 1], masks[i - 2]
+                lo = level_offset(i, width)
+                g = flush_subnormal(grad[:, lo:lo + li.size(1)])
+                if mask.numel():
+                    g = g * mask * (1 / (1 - ctx.p))
+                with torch.enable_grad():
+                    left = table[batch, li].requires_grad_()
+                    right = table[batch, ri].requires_grad_()
+                    out = du(left, right)
+                    gl, gr, *gp = torch.autograd.grad(out, (left, right, *wanted), g)
+                grad.index_put_((batch, li), gl, accumulate=True)
+                grad.index_put_((batch, ri), gr, accumulate=True)
+                for acc, gq in zip(param_grads, gp):
+                    acc += gq
         grads = iter(param_grads)
         return (grad[:, :width], None, None, *(next(grads) if need else None for need in ctx.needs_input_grad[3:]))
