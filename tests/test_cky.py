@@ -419,12 +419,12 @@ def test_the_cpu_flushes_subnormals_inside_the_block_only():
     assert not cpu_flushes_subnormals() and torch.tensor([1e-39]).mul(1.0).item() != 0.0
     seen = []
     table = CKYTable(8)
-    du_backward = table.du.forward
+    du_forward = table.du.forward
 
     def forward(left, right):  # the DU runs in the backward's replay with autograd on
         if torch.is_grad_enabled() and left.requires_grad:
             seen.append(cpu_flushes_subnormals())
-        return du_backward(left, right)
+        return du_forward(left, right)
 
     table.du.forward = forward
     h = torch.randn(1, 4, 8, requires_grad=True)

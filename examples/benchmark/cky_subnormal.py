@@ -24,7 +24,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -38,15 +37,6 @@ MARK = "[cky backward]"
 def mean(values):
     values = list(values)
     return round(sum(values) / len(values), 4)
-
-
-def cpu_name():
-    """The CPU's model name (/proc/cpuinfo), else what platform knows."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
 
 
 def worker(flush: bool, train_args):
@@ -99,8 +89,8 @@ def run(flush: bool, train_args, updates: int):
                 if int(n) % 10 == 0:
                     recent = calls[-10:]
                     print(f"subnormal {name}: updates {int(n) - 9}-{n}: subnormal share "
-                          f"{sum(c['share_subnormal'] for c in recent) / 10:.3f}, table backward "
-                          f"{sum(c['table_backward_s'] for c in recent) / 10:.2f} s per update", flush=True)
+                          f"{mean(c['share_subnormal'] for c in recent):.3f}, table backward "
+                          f"{mean(c['table_backward_s'] for c in recent):.2f} s per update", flush=True)
             m = re.search(r"train_inner.*loss=([\d.]+).*num_updates=(\d+).*gnorm=([\d.]+)", line)
             if m:
                 logged.append({"update": int(m[2]), "loss": float(m[1]), "gnorm": float(m[3])})
@@ -138,11 +128,14 @@ def main():
           f"{before['table_backward_s_mean']:.2f} s and {now['table_backward_s_mean']:.2f} s; "
           f"logged loss and gnorm {'identical' if same else 'DIFFER'} over {opts.updates} updates")
     if opts.json:
+        sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+        from results_table import machine  # the CPU's name, cores and AVX-512, as the results JSON records it
+
         record = {"what": "the first updates of a cky_lstm training, the table's subnormal gradients passed "
                           "through (before) and dropped (now), one run after the other",
                   "command": "OMP_NUM_THREADS=" + os.environ.get("OMP_NUM_THREADS", "(unset)") + " python "
                              "examples/benchmark/cky_subnormal.py " + " ".join(sys.argv[1:]),
-                  "machine": {"cpu": cpu_name(), "cores": os.cpu_count()},
+                  "machine": machine(),
                   "date": time.strftime("%Y-%m-%d"), "wall_s": round(time.time() - started),
                   "loss_and_gnorm_identical": same, "summary": summary, "per_update": runs}
         with open(opts.json, "w") as f:
