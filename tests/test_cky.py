@@ -436,3 +436,44 @@ def test_the_cpu_flushes_subnormals_inside_the_block_only():
         assert cpu_flushes_subnormals()
     finally:
         torch.set_flush_denormal(False)
+
+
+def test_pairwise_cosine_of_rows():
+    from fairseq_syntax.analysis.cky_attention import pairwise_cosine
+
+    assert pairwise_cosine(torch.tensor([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])) == pytest.approx(1.0)
+    assert pairwise_cosine(torch.eye(3)) == pytest.approx(0.0)
+    assert pairwise_cosine(torch.tensor([[1.0, 0.0], [-1.0, 0.0]])) == pytest.approx(-1.0)
+    # 3 rows, pairs (0,1) = 1, (0,2) = 0, (1,2) = 0: the mean over distinct pairs, not over N^2 entries
+    assert pairwise_cosine(torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError):
+        pairwise_cosine(torch.ones(1, 4))
+
+
+def test_cell_statistics_read_states_level_one_and_upper_cells_apart(monkeypatch):
+    """The memory is T states, then the T level-1 cells (equal to the states, Eq. 12), then levels >= 2:
+    the level-1 cells score as the states do, so they take exactly the states' share of the joint weight."""
+    from fairseq_syntax.analysis import cky_attention as analysis
+
+    torch.manual_seed(4)
+    model, d = tiny_model("cky_lstm_tiny")
+    pairs = [(torch.tensor([5, 6, 7, 8, 2]), torch.tensor([9, 10, 11, 2])),
+             (torch.tensor([12, 13, 2]), torch.tensor([14, 2])),
+             (torch.tensor([15, 2]), torch.tensor([16, 17, 2]))]  # T = 2: one upper cell, no cell cosine
+    stats = analysis.cell_statistics(model, pairs, d.eos())
+    assert (stats.sentences, stats.target_tokens, stats.cosine_sentences) == (3, 9, 2)
+    states_share = 1 - stats.attention_on_cells
+    assert stats.attention_on_cells - stats.attention_on_upper_cells == pytest.approx(states_share, abs=1e-6)
+    assert 0 < stats.attention_on_upper_cells < stats.attention_on_cells < 1
+    assert -1 <= stats.cell_cosine <= 1 and -1 <= stats.state_cosine <= 1
+    # collapsed cells (every cell of a sentence one vector) read as cosine 1
+    table = model.encoder.cky.forward
+
+    def collapsed(states, lengths):
+        cells, padding, extra = table(states, lengths)
+        t = states.size(1)
+        cells = torch.cat([cells[:, :t], cells[:, t:t + 1].expand(-1, cells.size(1) - t, -1)], dim=1)
+        return cells, padding, extra
+
+    monkeypatch.setattr(model.encoder.cky, "forward", collapsed)
+    assert analysis.cell_statistics(model, pairs[:1], d.eos()).cell_cosine == pytest.approx(1.0)

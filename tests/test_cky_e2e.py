@@ -1,11 +1,13 @@
 """LSTM presets end to end: fairseq-train -> fairseq-generate (beam 4) -> restore; the Fig. 4 plot command."""
 import csv
+import json
 import os
 import re
+import sys
 
 import pytest
 
-from helpers import generate_cmd, run, tool, train_cmd
+from helpers import ROOT, generate_cmd, run, tool, train_cmd
 
 
 @pytest.mark.parametrize("arch", ["lstm_luong_tiny", "cky_lstm_tiny"])
@@ -47,3 +49,13 @@ def test_preset_train_generate_restore(arch, data_bin, tmp_path):
          "--target", "a b c", "-o", png, "--tsv", tsv])
     forced = list(csv.DictReader(open(tsv, encoding="utf-8"), delimiter="\t"))
     assert len(forced) == 4 * 6 and [r["target"] for r in forced[::6]][-1] == "</s>"
+    # the cells' statistics (examples/recipes/cky_cells.py): recorded under the model's name, a rerun replaces it
+    record = str(tmp_path / "cells.json")
+    script = [sys.executable, os.path.join(ROOT, "examples", "recipes", "cky_cells.py"), data_bin, "--path", ck,
+              "--sentences", "5", "--cpu", "--json", record]
+    assert "--json needs --model" in run(script, check=False, process=True).stderr
+    for _ in range(2):
+        run(script + ["--model", "cky_lstm_tiny"], process=True)
+    runs = json.load(open(record, encoding="utf-8"))["runs"]
+    assert [r["model"] for r in runs] == ["cky_lstm_tiny"] and runs[0]["statistics"]["sentences"] == 5
+    assert 0 < runs[0]["statistics"]["attention_on_upper_cells"] < runs[0]["statistics"]["attention_on_cells"] < 1

@@ -1,11 +1,13 @@
 """CKY attention over the CKY levels for one sentence (Watanabe et al. 2017, Fig. 4): the joint weights by
 forced decoding, their level grid and the figure (the library behind ``fairseq-syntax-cky-attention``, whose
-docstring says what the picture shows)."""
+docstring says what the picture shows); and, over many sentences, whether the cells stay distinct and how much
+of the joint attention they take (:func:`cell_statistics`, behind ``examples/recipes/cky_cells.py``)."""
 import math
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Iterable, List, Optional, Tuple
 
 import torch
+from torch.nn import functional as F
 
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.modules.cky_table import cell_coordinates
@@ -65,6 +67,58 @@ def cky_attention_figure(path: str, data: str, output: str, source: Optional[str
     if tsv:
         write_tsv(fig, tsv)
     return fig
+
+
+def pairwise_cosine(x: torch.Tensor) -> float:
+    """Mean cosine similarity over the N(N-1)/2 distinct pairs of the rows of ``x`` (N, d), N >= 2."""
+    n = x.size(0)
+    if n < 2:
+        raise ValueError("pairwise_cosine needs at least two rows")
+    unit = F.normalize(x.double(), dim=-1)
+    sim = unit @ unit.t()
+    return float((sim.sum() - sim.diagonal().sum()) / (n * (n - 1)))
+
+
+@dataclass
+class CellStatistics:
+    """Whether a cky_lstm's cells are distinct vectors and how much joint attention they take (docs/cky.md):
+    cells that all collapse to one vector per sentence (cosine 1) give CKY attention nothing to choose from."""
+    sentences: int  # sentence pairs read
+    target_tokens: int  # target tokens (EOS included) whose joint weights are averaged
+    cell_cosine: float  # per sentence with >= 2 cells of levels >= 2 (T >= 3), their mean pairwise cosine; mean
+    state_cosine: float  # the same for the T encoder states (sentences with T >= 2), for scale
+    cosine_sentences: int  # sentences in cell_cosine
+    attention_on_cells: float  # mean over target tokens of the joint weight on all T(T+1)/2 cells (Eq. 13-14)
+    attention_on_upper_cells: float  # ... on the cells of levels >= 2 (spans of two or more tokens)
+
+
+def cell_statistics(model, pairs: Iterable[Tuple[torch.Tensor, torch.Tensor]], eos: int) -> CellStatistics:
+    """:class:`CellStatistics` of a cky_lstm model over sentence ``pairs`` (source, target token tensors, each
+    ending with EOS), one sentence at a time (no padding) in eval mode, the targets forced (the references)."""
+    from fairseq_syntax.modules.lstm_attention import memory_states
+
+    model.eval()
+    cell_cos, state_cos, on_cells, on_upper = [], [], [], []
+    sentences = 0
+    for src, tgt in pairs:
+        sentences += 1
+        with torch.no_grad():
+            memory = model.encoder(src.unsqueeze(0), torch.tensor([src.numel()], device=src.device))[0][:, 0]
+        t = memory_states(memory.size(0))
+        states, upper = memory[:t], memory[2 * t:]  # flat cells: level 1 (t of them) first, then level 2, ...
+        if upper.size(0) >= 2:
+            cell_cos.append(pairwise_cosine(upper))
+        if t >= 2:
+            state_cos.append(pairwise_cosine(states))
+        weights = cky_attention(model, src, tgt, eos).double()
+        on_cells.append(weights[:, t:].sum(-1))
+        on_upper.append(weights[:, 2 * t:].sum(-1))
+    if not sentences:
+        raise ValueError("cell_statistics needs at least one sentence pair")
+    on_cells, on_upper = torch.cat(on_cells), torch.cat(on_upper)
+    mean = lambda v: sum(v) / len(v) if v else float("nan")  # noqa: E731
+    return CellStatistics(sentences, on_cells.numel(), mean(cell_cos), mean(state_cos), len(cell_cos),
+                          float(on_cells.mean()), float(on_upper.mean()))
 
 
 def write_tsv(fig: CKYFigure, path: str) -> None:
