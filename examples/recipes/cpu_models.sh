@@ -112,7 +112,12 @@ for m in lstm_luong cky_lstm; do
   TRAIN[$m]="--arch $m $cky $(lstm_lr 0.01 0.005 0.0025)"
   TRAIN[${m}_lr001]="--arch $m $cky $(lstm_lr 0.001 0.0005 0.00025)"
 done
+# the LSTM's seed noise at the kept rate (as transformer_seed2 for the transformers)
+DATA[lstm_luong_lr001_seed2]=main; BATCH[lstm_luong_lr001_seed2]=sentences:128
+DECODE[lstm_luong_lr001_seed2]="--beam 1"; TASK[lstm_luong_lr001_seed2]=translation
+TRAIN[lstm_luong_lr001_seed2]="${TRAIN[lstm_luong_lr001]} --seed 2"
 BASELINE[lstm_luong]=lstm_luong; BASELINE[cky_lstm]=lstm_luong
 BASELINE[lstm_luong_lr001]=lstm_luong; BASELINE[cky_lstm_lr001]=lstm_luong_lr001
+BASELINE[lstm_luong_lr001_seed2]=lstm_luong_lr001  # bootstrap against seed 1: the LSTM's seed noise
 ALSO_AGAINST[cky_lstm_lr001]=lstm_luong
 
