@@ -108,14 +108,14 @@ lstm_lr() {  # Adam's rate for epochs 1-9, halved for 10-12, quartered from 13 (
 cky="--optimizer adam --adam-betas '(0.9, 0.99)' --weight-decay 1e-6 --clip-norm 3.0 --lr-scheduler fixed
   --criterion cross_entropy --seed 1 --keep-last-epochs 5 $lstm_budget"
 for m in lstm_luong cky_lstm; do
-  for t in "$m" "${m}_lr001"; do DATA[$t]=main; BATCH[$t]=sentences:128; DECODE[$t]="--beam 1"; TASK[$t]=translation; done
+  seed2=(); [ "$m" = lstm_luong ] && seed2=("${m}_lr001_seed2")  # the LSTM's seed noise at the kept rate
+  for t in "$m" "${m}_lr001" "${seed2[@]}"; do
+    DATA[$t]=main; BATCH[$t]=sentences:128; DECODE[$t]="--beam 1"; TASK[$t]=translation
+  done
   TRAIN[$m]="--arch $m $cky $(lstm_lr 0.01 0.005 0.0025)"
   TRAIN[${m}_lr001]="--arch $m $cky $(lstm_lr 0.001 0.0005 0.00025)"
 done
-# the LSTM's seed noise at the kept rate (as transformer_seed2 for the transformers)
-DATA[lstm_luong_lr001_seed2]=main; BATCH[lstm_luong_lr001_seed2]=sentences:128
-DECODE[lstm_luong_lr001_seed2]="--beam 1"; TASK[lstm_luong_lr001_seed2]=translation
-TRAIN[lstm_luong_lr001_seed2]="${TRAIN[lstm_luong_lr001]} --seed 2"
+TRAIN[lstm_luong_lr001_seed2]="${TRAIN[lstm_luong_lr001]} --seed 2"  # as transformer_seed2 for the transformers
 BASELINE[lstm_luong]=lstm_luong; BASELINE[cky_lstm]=lstm_luong
 BASELINE[lstm_luong_lr001]=lstm_luong; BASELINE[cky_lstm_lr001]=lstm_luong_lr001
 BASELINE[lstm_luong_lr001_seed2]=lstm_luong_lr001  # bootstrap against seed 1: the LSTM's seed noise

@@ -29,8 +29,9 @@ DOC = os.path.join(ROOT, "docs", "recipes.md")
 DOC_TABLES = {
     "tanaka-ja-en": ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dbsa_enc", "dbsa_dec", "dbsa",
                      "pascal", "sisa", "sh", "ch", "dbsa_sync", "syncattn", "lstm_luong", "cky_lstm",
-                     "lstm_luong_lr001", "cky_lstm_lr001", "lstm_luong_lr001_seed2", "dbsa_enc_lambda05", "dbsa_lambda05", "dbsa_dec_lambda05",
-                     "sisa_lambda05", "sh_label3", "pascal_h3", "syncattn_sync2", "dep_rel_l4", "ch_u4000"],
+                     "lstm_luong_lr001", "cky_lstm_lr001", "lstm_luong_lr001_seed2", "dbsa_enc_lambda05",
+                     "dbsa_lambda05", "dbsa_dec_lambda05", "sisa_lambda05", "sh_label3", "pascal_h3",
+                     "syncattn_sync2", "dep_rel_l4", "ch_u4000"],
     "tanaka-en-ja": ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "pascal", "sh", "sisa",
                      "pascal_wat", "sisa_lambda05"],
 }

@@ -13,16 +13,19 @@ from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.modules.cky_table import cell_coordinates
 
 
-def cky_attention(model, src_tokens, tgt_tokens, eos):
+def cky_attention(model, src_tokens, tgt_tokens, eos, encoder_out=None):
     """Joint attention (tgt, T + T(T+1)/2) of one sentence pair by forced decoding (tgt ends with EOS); the
-    model is left as it was (fairseq's ``need_attn``, the attention's weights)."""
+    model is left as it was (fairseq's ``need_attn``, the attention's weights). ``encoder_out``: the encoder's
+    output for ``src_tokens`` when the caller has it already (else computed here)."""
     model.eval()
     prev = torch.cat([tgt_tokens.new_tensor([eos]), tgt_tokens[:-1]]).unsqueeze(0)
     need_attn, model.decoder.need_attn = model.decoder.need_attn, True
     try:
         with torch.no_grad(), model.decoder.attention.joint_weights():
-            _, attn = model(src_tokens.unsqueeze(0), torch.tensor([src_tokens.numel()], device=src_tokens.device),
-                            prev)
+            if encoder_out is None:
+                encoder_out = model.encoder(src_tokens.unsqueeze(0),
+                                            torch.tensor([src_tokens.numel()], device=src_tokens.device))
+            _, attn = model.decoder(prev, encoder_out=encoder_out)
     finally:
         model.decoder.need_attn = need_attn
     return attn[0]
@@ -103,14 +106,15 @@ def cell_statistics(model, pairs: Iterable[Tuple[torch.Tensor, torch.Tensor]], e
     for src, tgt in pairs:
         sentences += 1
         with torch.no_grad():
-            memory = model.encoder(src.unsqueeze(0), torch.tensor([src.numel()], device=src.device))[0][:, 0]
+            encoder_out = model.encoder(src.unsqueeze(0), torch.tensor([src.numel()], device=src.device))
+        memory = encoder_out[0][:, 0]
         t = memory_states(memory.size(0))
         states, upper = memory[:t], memory[2 * t:]  # flat cells: level 1 (t of them) first, then level 2, ...
         if upper.size(0) >= 2:
             cell_cos.append(pairwise_cosine(upper))
         if t >= 2:
             state_cos.append(pairwise_cosine(states))
-        weights = cky_attention(model, src, tgt, eos).double()
+        weights = cky_attention(model, src, tgt, eos, encoder_out).double()
         on_cells.append(weights[:, t:].sum(-1))
         on_upper.append(weights[:, 2 * t:].sum(-1))
     if not sentences:
