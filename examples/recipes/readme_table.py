@@ -57,6 +57,10 @@ ROWS = [
     ("syncattn", "syncattn", "dbsa_sync"),
     ("lstm_luong", "lstm_luong (Luong 2015)", None),
     ("cky_lstm", "cky_lstm (Watanabe 2017)", "lstm_luong"),
+    # the LSTM pair's try (both at lr 0.001): kept on Tanaka for both, on Multi30k for cky_lstm only
+    ("lstm_luong_lr001", "lstm_luong, lr 0.001 (try)", None),
+    ("lstm_luong_lr001_seed2", "lstm_luong, lr 0.001, seed 2", "lstm_luong_lr001"),
+    ("cky_lstm_lr001", "cky_lstm, lr 0.001 (try)", "lstm_luong_lr001"),
 ]
 
 
