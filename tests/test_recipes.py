@@ -241,3 +241,17 @@ def test_results_table_refuses_a_row_labelled_with_the_wrong_baseline(tmp_path):
     assert wrong.returncode == 1 and "name its baseline with --baselines lstm_luong=MODEL" in wrong.stderr
     right = run(args + ["--baselines", "lstm_luong=lstm_luong,cky_lstm=lstm_luong"])
     assert "| cky_lstm | lstm_luong | 21.00 | 50.0 | 0.100 |" in right.stdout
+
+
+def test_results_table_reads_both_parse_head_figures(tmp_path):
+    """parse_uas keeps induce-parses' UAS per side and, for a decoder head, its UAS on the words whose head
+    precedes them (the lines as fairseq-syntax-induce-parses prints them)."""
+    sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+    from results_table import parse_uas
+
+    uas = tmp_path / "uas.txt"
+    uas.write_text("UAS encoder parse head, split test: 96.24 (4627/4808 words)\n"
+                   "UAS decoder (teacher forcing) parse head, split test: 32.42 (1296/3998 words); "
+                   "on words whose head precedes them: 66.26 (1296/1956)\n")
+    assert parse_uas(str(uas)) == {"encoder": 96.24, "decoder": 32.42, "decoder_preceding": 66.26}
+    assert parse_uas(str(tmp_path / "absent.txt")) == {}

@@ -24,7 +24,9 @@ import sys
 
 
 def parse_uas(path):
-    """{'encoder': 83.1, 'decoder': 61.2} from fairseq-syntax-induce-parses' printed lines."""
+    """{'encoder': 83.1, 'decoder': 61.2, 'decoder_preceding': 67.2} from fairseq-syntax-induce-parses' printed
+    lines; ``decoder_preceding``: the decoder head's UAS on the words whose head precedes them (the only heads
+    a decoder head can see)."""
     uas = {}
     if not os.path.exists(path):
         return uas
@@ -32,6 +34,9 @@ def parse_uas(path):
         m = re.match(r"UAS (encoder|decoder)\b.*?: (\d+\.\d+) \((\d+)/(\d+) words\)", line)
         if m:
             uas[m.group(1)] = float(m.group(2))
+            preceding = re.search(r"on words whose head precedes them: (\d+\.\d+) \(", line)
+            if preceding:
+                uas[f"{m.group(1)}_preceding"] = float(preceding.group(1))
     return uas
 
 
