@@ -12,6 +12,9 @@ import pytest
 
 from helpers import ROOT, run
 
+sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+from results_table import parse_uas  # noqa: E402
+
 # dataset -> (every model the recipe offers, the ones whose data-bins are prepared, the ones trained and evaluated
 # here, baselines first). The recipes share their steps (examples/recipes/recipe.sh) and differ in their
 # settings (checked below on the printed commands) and data: every dataset prepares its sample; training and
@@ -246,9 +249,6 @@ def test_results_table_refuses_a_row_labelled_with_the_wrong_baseline(tmp_path):
 def test_results_table_reads_both_parse_head_figures(tmp_path):
     """parse_uas keeps induce-parses' UAS per side and, for a decoder head, its UAS on the words whose head
     precedes them (the lines as fairseq-syntax-induce-parses prints them)."""
-    sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
-    from results_table import parse_uas
-
     uas = tmp_path / "uas.txt"
     uas.write_text("UAS encoder parse head, split test: 96.24 (4627/4808 words)\n"
                    "UAS decoder (teacher forcing) parse head, split test: 32.42 (1296/3998 words); "
