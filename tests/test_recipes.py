@@ -173,6 +173,37 @@ def recipe_setting(dataset, expression):
     return run(["bash", "-c", script]).stdout.strip()
 
 
+def test_a_paper_baseline_not_evaluated_yet_is_skipped_with_a_line(tmp_path):
+    """evaluate.sh tests a model against each of its ALSO_AGAINST baselines; one with no translations yet is
+    skipped with a line naming it, and writes no vs_BASE folder (results_table.py would read such a folder as
+    a row with no bootstrap test). score_test_set is replaced by a recorder: the check is of which folders and
+    baselines get scored, per test set and for a single test split."""
+    work, raw = tmp_path / "work", tmp_path / "raw"
+    (work / "eval" / "rel" / "test2016").mkdir(parents=True)
+    (work / "eval" / "rel" / "test2016" / "hyp.txt").write_text("a\n")  # rel scored on test2016 only
+    raw.mkdir()
+
+    def against(sets):
+        if sets:
+            (raw / "test.sets").write_text(sets)
+        script = (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/multi30k-en-de/config.sh"; '
+                  f'WORK="{work}"; RAW="{raw}"; score_test_set() {{ echo "scored $1 against $6"; }}; '
+                  f'score_against_others dep_rel "{work}/eval/dep_rel" src.tok ref.tok')
+        return run(["bash", "-c", script])
+
+    p = against("")
+    assert p.stdout == "" and "not tested against rel: no " in p.stderr
+    assert "(evaluate rel, then dep_rel again)" in p.stderr
+    assert not (work / "eval" / "dep_rel").exists()
+    p = against("test2016 30\ntest2017 20\n")
+    assert p.stdout.splitlines() == [f"scored {work}/eval/dep_rel/test2016/vs_rel against {work}/eval/rel/test2016"]
+    assert f"not tested against rel on test2017: no {work}/eval/rel/test2017/hyp.txt" in p.stderr
+    assert not (work / "eval" / "dep_rel" / "test2017").exists()
+    (work / "eval" / "rel" / "hyp.txt").write_text("a\n")
+    (raw / "test.sets").unlink()
+    assert against("").stdout.splitlines() == [f"scored {work}/eval/dep_rel/vs_rel against {work}/eval/rel"]
+
+
 def test_aspec_dbsa_word_vocabulary_is_words_seen_five_times():
     """Deguchi et al. 2019 Table 3 (no BPE): the vocabulary is the words seen at least 5 times."""
     opts = " ".join(recipe_setting("aspec-ja-en", "${PREPARE[dbsa19words]}").split())

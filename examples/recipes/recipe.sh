@@ -392,17 +392,24 @@ recipe_evaluate() {
 
 score_against_others() {  # $1 = model, $2 = its eval folder (scored), $3 / $4 = the test split's tokenised
   # source / reference: the same translations against each of ALSO_AGAINST[$1] (the paper's other
-  # baselines), in $2/[SET/]vs_BASE/
+  # baselines), in $2/[SET/]vs_BASE/; a baseline not evaluated yet is skipped with a line saying so (a
+  # vs_BASE folder without the bootstrap would make a table row with no test)
   local b set lines
   for b in ${ALSO_AGAINST[$1]:-}; do
     [ -n "${DATA[$b]:-}" ] || die "ALSO_AGAINST[$1]: unknown model '$b'"
     log "$1 against $b"
     if [ ! -f "$RAW/test.sets" ]; then
+      if [ ! -f "$WORK/eval/$b/hyp.txt" ]; then
+        log "not tested against $b: no $WORK/eval/$b/hyp.txt (evaluate $b, then $1 again)"; continue
+      fi
       mkdir -p "$2/vs_$b"
       score_test_set "$2/vs_$b" "$2/hyp.tok" "$3" "$4" "$RAW/test.$TGT" "$WORK/eval/$b"
       continue
     fi
     while read -r set lines; do
+      if [ ! -f "$WORK/eval/$b/$set/hyp.txt" ]; then
+        log "not tested against $b on $set: no $WORK/eval/$b/$set/hyp.txt (evaluate $b, then $1 again)"; continue
+      fi
       mkdir -p "$2/$set/vs_$b"
       score_test_set "$2/$set/vs_$b" "$2/$set/hyp.tok" "$2/$set/src.tok" "$2/$set/ref.tok" "$RAW/$set.$TGT" \
         "$WORK/eval/$b/$set"
