@@ -47,6 +47,20 @@ def test_fairseq_with_user_dir_registers_the_plugin(program):
     assert p.returncode == 2 and "argument --parent-strategy: invalid choice: 'x'" in p.stderr, p.stderr[-2000:]
 
 
+@pytest.mark.parametrize("program", ["fairseq-train", "fairseq-syntax-train"])
+def test_training_logs_as_fairseq_train_does(program, tmp_path):
+    """Importing fairseq sets the root logger to DEBUG with Python's default format (fairseq's
+    wav2vec2_classification.py calls logging.basicConfig at import); fairseq-train configures its logging
+    before it imports fairseq, and so must fairseq-syntax-train: fairseq's format on stdout, no DEBUG lines."""
+    missing = str(tmp_path / "no-data-bin")
+    p = subprocess.run([os.path.join(BIN, program), missing, "--user-dir", os.path.join(ROOT, "fairseq_syntax"),
+                        "--task", "syntax_translation", "--arch", "transformer_dep_rel", "--cpu", "--max-tokens", "64"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    assert p.returncode == 1 and p.stderr.strip().splitlines() == [
+        f"error: {missing}: No such file or directory (FAIRSEQ_SYNTAX_DEBUG=1 shows where it came from)"], p.stderr[-2000:]
+    assert " | INFO | fairseq_cli.train | {" in p.stdout and "DEBUG" not in p.stdout, p.stdout[:2000]
+
+
 PARSERS = {"parse": "get_parser", "align": "get_parser", "binarize": "get_parser", "prepare": "get_parser",
            "synth": "get_parser", "multitask": "get_parser", "evaluate": "get_parser",
            "induce_parses": "get_parser", "cky_attention": "build_parser", "plot": "get_parser"}

@@ -20,6 +20,10 @@ from fairseq_syntax.launcher import launcher_options
 
 
 def cli_main():
+    # fairseq_cli.train first, as fairseq-train imports it: it configures logging (fairseq's format on stdout,
+    # LOGLEVEL or INFO) before it imports fairseq, whose import would otherwise set the root logger to DEBUG in
+    # Python's default format (fairseq/models/wav2vec/wav2vec2_classification.py calls logging.basicConfig)
+    from fairseq_cli.train import cli_main as fairseq_train
     import torch
 
     # this module's import made fairseq_syntax a loaded module, so fairseq's --user-dir handling will not import
@@ -27,8 +31,6 @@ def cli_main():
     import fairseq_syntax.plugin  # noqa: F401
 
     sys.argv += launcher_options(sys.argv[1:], dict(os.environ), torch.cuda.is_available())
-    from fairseq_cli.train import cli_main as fairseq_train
-
     fairseq_train()
 
 
