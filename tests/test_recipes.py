@@ -286,3 +286,46 @@ def test_results_table_reads_both_parse_head_figures(tmp_path):
                    "on words whose head precedes them: 66.26 (1296/1956)\n")
     assert parse_uas(str(uas)) == {"encoder": 96.24, "decoder": 32.42, "decoder_preceding": 66.26}
     assert parse_uas(str(tmp_path / "absent.txt")) == {}
+
+
+def _seeded(dataset, model, work):
+    """train.sh MODEL's command (DRY_RUN) and the baselines evaluate.sh tests MODEL against."""
+    p = recipe(dataset, "train", model, DRY_RUN=1, WORK=work, GPUS=1, MAX_TOKENS=4096)
+    command = " ".join(shlex.split(p.stderr.split("] ", 1)[1]))
+    script = (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/{dataset}/config.sh"; '
+              f'model_of {model}; echo "${{BASELINE[{model}]:-transformer}}|${{ALSO_AGAINST[{model}]:-}}"')
+    base, also = run(["bash", "-c", script]).stdout.strip().split("|")
+    return command, base, also.split()
+
+
+@pytest.mark.parametrize("dataset", ["tanaka-ja-en", "tanaka-en-ja"])
+def test_any_model_reseeded_as_model_seed_n(dataset, tmp_path):
+    """MODEL_seedN is MODEL's command with --seed N (one --seed: the config's replaced, not appended), its own
+    checkpoints; it is tested against its baseline's same seed (a baseline against its own seed 1: the seed
+    noise), and so for the paper's other baselines; the seeds defined in the config keep their definition."""
+    work = str(tmp_path)
+    os.makedirs(tmp_path / "main" / "data-bin")
+    os.makedirs(tmp_path.parent / "tanaka-ja-en" / "main" / "data-bin", exist_ok=True)
+    cases = {"dep_rel_seed3": ("dep_rel", "transformer_seed3", ["rel_seed3"]),
+             "transformer_seed3": ("transformer", "transformer", []),
+             "rel_seed2": ("rel", "transformer_seed2", [])}
+    if dataset == "tanaka-ja-en":
+        cases.update({"syncattn_seed2": ("syncattn", "transformer_seed2", ["dbsa_sync_seed2"]),
+                      "cky_lstm_lr001_seed3": ("cky_lstm_lr001", "lstm_luong_lr001_seed3", ["lstm_luong_seed3"]),
+                      "lstm_luong_lr001_seed3": ("lstm_luong_lr001", "lstm_luong_seed3", [])})
+    else:
+        cases["pascal_wat_seed2"] = ("pascal_wat", "transformer_seed2", [])
+    for name, (model, base, also) in cases.items():
+        command, got_base, got_also = _seeded(dataset, name, work)
+        original, _, _ = _seeded(dataset, model, work)
+        seed = name.rsplit("_seed", 1)[1]
+        assert re.findall(r"--seed (\d+)", command) == [seed], name
+        assert command.replace(f"--seed {seed}", "--seed 1").replace(f"/checkpoints/{name}", f"/checkpoints/{model}") \
+            == original, name
+        assert (got_base, got_also) == (base, also), name
+    command, base, _ = _seeded(dataset, "transformer_seed2", work)  # the config's own: against seed 1
+    assert re.findall(r"--seed (\d+)", command)[-1] == "2" and base == "transformer"
+    p = recipe(dataset, "train", "nosuch_seed2", check=False, WORK=work)
+    assert p.returncode == 1 and "unknown model 'nosuch_seed2'" in p.stderr and "MODEL_seedN" in p.stderr
+    p = recipe(dataset, "train", "rel_seed1", check=False, WORK=work)
+    assert p.returncode == 1 and "seed 1 is rel itself" in p.stderr

@@ -316,9 +316,31 @@ model_list() {  # this dataset's models, baselines first (their hypotheses serve
   for m in $(printf '%s\n' "${!DATA[@]}" | sort); do [ "${BASELINE[$m]:-transformer}" = "$m" ] || echo "$m"; done
 }
 
-model_of() {  # $1 = model name, checked against this dataset's models
+model_of() {  # $1 = model name, checked against this dataset's models (MODEL_seedN: MODEL reseeded)
   [ -n "${1:-}" ] || die "usage: $(basename "$0") MODEL [extra fairseq options]; models: $(echo $(model_list))"
-  [ -n "${DATA[$1]:-}" ] || die "unknown model '$1' for $NAME; models: $(echo $(model_list))"
+  seeded_model "$1"
+  [ -n "${DATA[$1]:-}" ] || die "unknown model '$1' for $NAME; models: $(echo $(model_list)) (and MODEL_seedN: MODEL with --seed N)"
+}
+
+seeded_model() {  # $1 = MODEL_seedN, N > 1: defines it as MODEL's settings with --seed N, its own checkpoints and
+  # evaluation (WORK/{checkpoints,eval}/MODEL_seedN); its bootstrap baseline is its baseline's same seed
+  # (BASE_seedN), or for a baseline seed 1 of itself (what the seed alone moves), and so for ALSO_AGAINST.
+  # A name defined in the config (e.g. transformer_seed2) keeps its definition.
+  local name=$1 base seed b others=""
+  [[ $name =~ ^(.+)_seed([0-9]+)$ ]] || return 0
+  base=${BASH_REMATCH[1]} seed=${BASH_REMATCH[2]}
+  [ -z "${DATA[$name]:-}" ] && [ -n "${DATA[$base]:-}" ] || return 0
+  [ "$seed" -gt 1 ] || die "$name: seed 1 is $base itself"
+  [[ " ${TRAIN[$base]//$'\n'/ } " == *" --seed 1 "* ]] || die "$name: the settings of $base have no --seed 1 to replace"
+  DATA[$name]=${DATA[$base]} BATCH[$name]=${BATCH[$base]}
+  [ -z "${TASK[$base]:-}" ] || TASK[$name]=${TASK[$base]}
+  [ -z "${DECODE[$base]:-}" ] || DECODE[$name]=${DECODE[$base]}
+  local train=" ${TRAIN[$base]//$'\n'/ } "
+  TRAIN[$name]="${train/ --seed 1 / --seed $seed }"
+  b=${BASELINE[$base]:-transformer}
+  if [ "$b" = "$base" ]; then BASELINE[$name]=$base; else BASELINE[$name]=${b}_seed$seed; seeded_model "${b}_seed$seed"; fi
+  for b in ${ALSO_AGAINST[$base]:-}; do others="$others ${b}_seed$seed"; seeded_model "${b}_seed$seed"; done
+  [ -z "$others" ] || ALSO_AGAINST[$name]=${others# }
 }
 
 recipe_train() {
