@@ -55,11 +55,12 @@ class BiaffineParseHead(nn.Module):
             self.register_parameter("u", None)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        """q: (..., T, d_head), k: (..., S, d_head) -> scores (..., T, S)."""
-        scores = torch.matmul(torch.matmul(q, self.u1), k.transpose(-1, -2))
+        """q: (..., T, d_head), k: (..., S, d_head) -> scores (..., T, S), in q's dtype (the attention layer
+        gives float32 q and k: the unscaled scores can leave fp16's range); the parameters are cast to it."""
+        scores = torch.matmul(torch.matmul(q, self.u1.to(q.dtype)), k.transpose(-1, -2))
         if self.bias == "query":
-            scores = scores + torch.matmul(q, self.u).unsqueeze(-1)
+            scores = scores + torch.matmul(q, self.u.to(q.dtype)).unsqueeze(-1)
         elif self.bias == "key":
-            scores = scores + torch.matmul(k, self.u).unsqueeze(-2)
+            scores = scores + torch.matmul(k, self.u.to(k.dtype)).unsqueeze(-2)
         return scores * self.scaling if self.scaling != 1.0 else scores
 

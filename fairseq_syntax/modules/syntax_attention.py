@@ -177,17 +177,25 @@ class SyntaxSelfAttention(MultiheadAttention):
                 raise RuntimeError("parent-scaled heads need the (B, T) parent positions of this batch (src_parents "
                                    "from the syntax_translation task)")
             scores = self.parent_scaling.scale(scores, self.parent_scaling.weights(parents, src_len))  # Eq. 5-6
+        # masks and softmax in float32, masked keys at float32's lowest finite number rather than -inf: a row
+        # with every key masked (a sentence of padding only) then gets a finite distribution instead of NaN, and
+        # a row with one real key the same probabilities as with -inf (exp underflows to exactly 0)
+        masked = key_padding_mask.view(bsz, 1, 1, src_len).bool() if key_padding_mask is not None else None
+        scores = _masked(scores.float(), attn_mask, masked, tgt_len, src_len)
+        parse_logprobs = None
         if self.parse_head is not None:
-            parse = self.parse_head(q[:, -1], k[:, -1]).unsqueeze(1)  # Eq. 14
-            scores = torch.cat([scores, parse], dim=1)  # (B, H, T, S), parse head last
-        if attn_mask is not None:
-            scores = scores + attn_mask.view(1, 1, tgt_len, src_len)
-        if key_padding_mask is not None:
-            scores = scores.masked_fill(key_padding_mask.view(bsz, 1, 1, src_len).bool(), float("-inf"))
-        if before_softmax:
-            return scores, v
-        probs = F.softmax(scores.float(), dim=-1).type_as(scores)
-        parse_logprobs = F.log_softmax(scores[:, -1].float(), dim=-1) if self.parse_head is not None else None
+            # the parse head in float32 (Eq. 14): the 2019 form is unscaled, and Q U1 K^T leaves fp16's range
+            # (65,504) with large activations, where it would turn the row into NaN
+            parse = self.parse_head(q[:, -1].float(), k[:, -1].float()).unsqueeze(1)
+            parse = _masked(parse, attn_mask, masked, tgt_len, src_len)
+            if before_softmax:
+                return torch.cat([scores, parse], dim=1), v
+            parse_logprobs = F.log_softmax(parse[:, 0], dim=-1)
+            probs = torch.cat([F.softmax(scores, dim=-1), F.softmax(parse, dim=-1)], dim=1).type_as(q)
+        else:
+            if before_softmax:
+                return scores, v
+            probs = F.softmax(scores, dim=-1).type_as(q)
         dropped = self.dropout_module(probs)
         out = torch.matmul(dropped, v)  # (B, H, T, dh)
         value_terms = [terms.value_term(dropped[:, :ordinary], buckets[kind])
@@ -202,3 +210,14 @@ class SyntaxSelfAttention(MultiheadAttention):
         if need_weights or need_head_weights:
             weights = probs.transpose(0, 1) if need_head_weights else probs.mean(dim=1)
         return AttentionOutput(out, weights, parse_logprobs)
+
+
+def _masked(scores: Tensor, attn_mask: Optional[Tensor], key_padding: Optional[Tensor], tgt_len: int,
+            src_len: int) -> Tensor:
+    """float32 scores (B, H, T, S) with the additive mask (fairseq's future mask: 0 / -inf) added and padded keys
+    set to float32's lowest finite number."""
+    if attn_mask is not None:
+        scores = scores + attn_mask.view(1, 1, tgt_len, src_len).float()
+    if key_padding is not None:
+        scores = scores.masked_fill(key_padding, torch.finfo(torch.float32).min)
+    return scores
