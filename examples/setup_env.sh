@@ -3,8 +3,13 @@
 # virtual environment once (examples/build_env.sh) and activates it. Later
 # calls find the finished environment and only activate it.
 #
-#   FAIRSEQ_SYNTAX_VENV   where the environment lives (default <repo>/.venv)
+#   FAIRSEQ_SYNTAX_VENV   where the environment lives (default <repo>/.venv); "none": use the python and the
+#                         commands on PATH as they are (an environment made otherwise, e.g. examples/gpu/install.py)
 #   PYTHON                the interpreter used to create it (default python3.11)
+if [ "${FAIRSEQ_SYNTAX_VENV:-}" = none ]; then
+  export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+  return 0 2>/dev/null || exit 0
+fi
 _fs_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 _fs_venv="${FAIRSEQ_SYNTAX_VENV:-$_fs_root/.venv}"
 _fs_stamp="$_fs_venv/.fairseq_syntax_setup_v1"

@@ -63,8 +63,9 @@ def training_state(ckpt_dir):
 
 
 def machine():
-    """The CPU this script runs on (/proc/cpuinfo's model name, its cores and whether it has AVX-512): run
-    it where the models trained. The same seed gives other figures on another CPU (about 0.2 BLEU here)."""
+    """The CPU this script runs on (/proc/cpuinfo's model name, its cores and whether it has AVX-512) and the
+    GPU, if any: run it where the models trained. The same seed gives other figures on another CPU (about 0.2
+    BLEU here)."""
     name, cores, flags = None, 0, ""
     if os.path.exists("/proc/cpuinfo"):
         for line in open("/proc/cpuinfo", encoding="utf-8", errors="replace"):
@@ -75,8 +76,21 @@ def machine():
                 cores += 1
             elif key == "flags" and not flags:
                 flags = value
-    return {"cpu": name or platform.processor() or platform.machine(), "cores": cores or os.cpu_count(),
-            "avx512": " avx512f" in f" {flags}"}
+    out = {"cpu": name or platform.processor() or platform.machine(), "cores": cores or os.cpu_count(),
+           "avx512": " avx512f" in f" {flags}"}
+    gpu = _gpu()
+    if gpu:
+        out["gpu"] = gpu
+    return out
+
+
+def _gpu():
+    """The GPU's name when torch sees one (the models trained on it: run this where they trained), else None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
 
 
 def fmt(x, digits=1):

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The GPU run, one command per step, for a CUDA machine with torch and no network (the carry folder that
+# examples/gpu/build_carry.sh makes holds the rest); run from the repository root:
+#
+#   bash examples/gpu/run.sh check   # install, then device_check.py: CUDA against CPU on every preset, fp16 /
+#                                    # memory-efficient fp16 / bf16 training through the CLIs, speed and memory
+#                                    # at Transformer base (about 5 minutes on one H100)
+#   bash examples/gpu/run.sh table   # install, then tanaka_base.py: the Tanaka Ja->En table at Transformer base
+#
+# Variables: OUT (where the JSON, logs and archives go) [$OUT or ./gpu-out]; CARRY [.carry]; SITE (where the
+# carry is installed) [/tmp/site]; BUDGET (seconds for the step's checks) [check 270, table 400]; DEVICE=cpu and
+# TINY=1 with DATA, SRC, TGT: the dry run on a CPU in an environment that has fairseq (tests/test_gpu_scripts.py),
+# no install; EXTRA: more options of the step's script.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+step=${1:?usage: run.sh check|table}
+OUT="${OUT:-$ROOT/gpu-out}"
+CARRY="${CARRY:-$ROOT/.carry}"
+SITE="${SITE:-/tmp/site}"
+DEVICE="${DEVICE:-cuda}"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 PYTHONWARNINGS="${PYTHONWARNINGS:-ignore}"
+say() { echo "[run.sh $(date +%T)] $*" >&2; }
+
+if [ "$DEVICE" = cuda ]; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >&2 || true
+  stamp="$SITE/.installed-$(cat "$CARRY/manifest.txt" "$ROOT/setup.py" | sha256sum | cut -c1-16)"
+  if [ ! -f "$stamp" ]; then
+    python3 "$ROOT/examples/gpu/install.py" --carry "$CARRY" --target "$SITE"
+    touch "$stamp"
+  else
+    say "installed before: $SITE"
+  fi
+  export PYTHONPATH="$SITE:$ROOT${PYTHONPATH:+:$PYTHONPATH}" PATH="$SITE/bin:$PATH" FAIRSEQ_SYNTAX_VENV=none
+  DATA="${DATA:-$CARRY/tanaka/main/data-bin}" SRC="${SRC:-ja}" TGT="${TGT:-en}"
+  python=python3
+else  # the dry run: this environment's python, fairseq already installed
+  python=python
+fi
+read -r -a extra <<< "${EXTRA:-}"
+
+case $step in
+  check)
+    : "${DATA:?DEVICE=cpu: set DATA (a data-bin with syntax on both sides), SRC and TGT}" "${SRC:?}" "${TGT:?}"
+    tiny=(); [ "${TINY:-0}" = 1 ] && tiny=(--tiny)
+    say "device_check.py on $DEVICE"
+    $python "$ROOT/examples/gpu/device_check.py" --device "$DEVICE" --data "$DATA" -s "$SRC" -t "$TGT" \
+      --out "$OUT" --budget "${BUDGET:-270}" "${tiny[@]}" "${extra[@]}" ;;
+  table)
+    cpu=(); [ "$DEVICE" = cpu ] && cpu=(--cpu --size cpu)
+    say "tanaka_base.py on $DEVICE"
+    $python "$ROOT/examples/gpu/tanaka_base.py" --data "${TANAKA:-$CARRY/tanaka}" --out "$OUT" \
+      --budget "${BUDGET:-400}" "${cpu[@]}" "${extra[@]}" ;;
+  *) echo "usage: run.sh check|table" >&2; exit 2 ;;
+esac

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The Tanaka Ja->En table at Transformer base on one GPU: the recipe's models (examples/tanaka-ja-en,
+``SIZE=base``) trained side by side, a process each, in fp16, every model the same number of updates; then
+each decoded and scored by the recipe's evaluate.sh (BLEU, chrF, RIBES, paired bootstrap against the
+transformer) and collected by examples/recipes/results_table.py into one JSON per model with its translations.
+
+The number of updates fits the time given (``--budget``): from the speed phase of device_check.py (its JSON
+in ``--speed``: the models' fp16 training step at 8,192 tokens, added up, since the processes share the GPU)
+or, without it, ``--updates``. Warm-up is a quarter of the updates (the recipe's base setting warms up over
+4,000 of 20,000). Each model is validated and saved once, at the end (its last checkpoint is the one scored).
+
+    python3 examples/gpu/tanaka_base.py --data .carry/tanaka --out $OUT --budget 400
+
+Writes OUT/tanaka_base.json (the setting, each model's updates, times and exit) and OUT/tanaka_base.tar.gz (the
+results folder: MODEL.json and translations/, and the logs).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = ("transformer", "rel", "dep_rel", "pascal", "dbsa_enc", "syncattn")
+#: seconds kept for decoding, scoring and collecting after training, and for the processes' start
+AFTER_TRAINING = 150
+START = 40
+#: the GPU's time per update when the processes share it: the sum of their step times, times this (the
+#: processes' CPU work, validation and the final save)
+SHARING_OVERHEAD = 1.4
+
+
+def log(msg):
+    print(f"[tanaka-base {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def updates_for(models, speed_json, train_seconds, fallback):
+    """(updates, how they were chosen): from the speed rows at 8,192 tokens when every model has one."""
+    if speed_json and os.path.exists(speed_json):
+        rows = json.load(open(speed_json, encoding="utf-8")).get("speed", {}).get("models", {})
+        steps = [rows.get(m, {}).get("train_8192", {}).get("step_ms_median") for m in models]
+        if all(steps):
+            per_update = SHARING_OVERHEAD * sum(steps) / 1000
+            n = max(50, int(train_seconds / per_update) // 50 * 50)
+            return n, (f"{train_seconds:.0f} s of training / ({SHARING_OVERHEAD} x {sum(steps):.0f} ms, the models' "
+                       f"fp16 steps at 8,192 tokens in {speed_json})")
+    return fallback, "--updates (no speed figures for every model)"
+
+
+def run(cmd, log_path, env):
+    start = time.time()
+    with open(log_path, "w", encoding="utf-8") as f:
+        code = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+    return code, round(time.time() - start, 1)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    p.add_argument("--data", required=True, help="the Tanaka recipe's WORK with raw/, main/data-bin and main/work "
+                   "(build_carry.sh's tanaka/)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--work", default="/tmp/tanaka-base", help="where checkpoints and evaluations go")
+    p.add_argument("--models", default=",".join(MODELS), help="comma list; the transformer first (default: "
+                   f"{','.join(MODELS)})")
+    p.add_argument("--budget", type=float, default=400, help="seconds for everything (default 400)")
+    p.add_argument("--speed", default=os.path.join(ROOT, "examples", "gpu", "results", "device_check.json"),
+                   help="device_check.py's JSON whose speed rows size the updates")
+    p.add_argument("--updates", type=int, default=600, help="updates when --speed has no figures (default 600)")
+    p.add_argument("--size", default="base", help="the recipe's SIZE (default base; cpu for the dry run)")
+    p.add_argument("--cpu", action="store_true", help="the dry run: train on the CPU")
+    args = p.parse_args(argv)
+    start = time.time()
+    models = args.models.split(",")
+    if models[0] != "transformer":
+        sys.exit("error: --models: the transformer first (every other model is tested against it)")
+    work = args.work
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(args.data, work)
+    logs = os.path.join(work, "logs")
+    os.makedirs(logs)
+    train_seconds = args.budget - AFTER_TRAINING - START
+    n, why = updates_for(models, args.speed, train_seconds, args.updates)
+    warmup = max(1, n // 4)
+    extra = (f"--max-update {n} --warmup-updates {warmup} --no-epoch-checkpoints --save-interval 100000 "
+             f"--validate-interval 100000 --log-interval 25" + (" --cpu --num-workers 0" if args.cpu else
+                                                                " --fp16 --num-workers 2"))
+    env = dict(os.environ, WORK=work, SIZE=args.size, MAX_TOKENS="8192" if not args.cpu else "1024", GPUS="1",
+               EXTRA_TRAIN_ARGS=extra, FAIRSEQ_SYNTAX_VENV=os.environ.get("FAIRSEQ_SYNTAX_VENV", "none"),
+               OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    summary = {"models": models, "updates": n, "warmup": warmup, "updates_chosen": why, "size": args.size,
+               "extra_train_args": extra, "budget_seconds": args.budget, "train": {}, "evaluate": {}}
+    log(f"{len(models)} models side by side, {n} updates each ({why})")
+    recipe = os.path.join(ROOT, "examples", "tanaka-ja-en")
+    with ThreadPoolExecutor(len(models)) as pool:
+        done = dict(zip(models, pool.map(lambda m: run(["bash", os.path.join(recipe, "train.sh"), m],
+                                                        os.path.join(logs, f"{m}.train.log"), env), models)))
+    for m, (code, seconds) in done.items():
+        summary["train"][m] = {"exit": code, "seconds": seconds}
+        log(f"trained {m}: exit {code}, {seconds} s")
+    trained = [m for m in models if done[m][0] == 0]
+    evaluate = lambda m: run(["bash", os.path.join(recipe, "evaluate.sh"), m],  # noqa: E731
+                             os.path.join(logs, f"{m}.evaluate.log"), env)
+    results = {}
+    if "transformer" in trained:
+        results["transformer"] = evaluate("transformer")  # the baseline first: the others are tested against it
+    with ThreadPoolExecutor(max(1, len(trained))) as pool:
+        results.update(zip([m for m in trained if m != "transformer"],
+                           pool.map(evaluate, [m for m in trained if m != "transformer"])))
+    for m, (code, seconds) in results.items():
+        summary["evaluate"][m] = {"exit": code, "seconds": seconds}
+        log(f"evaluated {m}: exit {code}, {seconds} s")
+    scored = [m for m in models if results.get(m, (1,))[0] == 0]
+    folder = os.path.join(work, "results")
+    if scored:
+        table = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "recipes", "results_table.py"),
+                                "--work", work, "--models", *scored, "--ribes", "--out", folder],
+                               capture_output=True, text=True, env=env)
+        summary["table"] = table.stdout
+        log("table:\n" + table.stdout + table.stderr[-2000:])
+    os.makedirs(args.out, exist_ok=True)
+    with tarfile.open(os.path.join(args.out, "tanaka_base.tar.gz"), "w:gz") as tar:
+        if os.path.isdir(folder):
+            tar.add(folder, arcname="results")
+        tar.add(logs, arcname="logs")
+    summary["seconds"] = round(time.time() - start, 1)
+    with open(os.path.join(args.out, "tanaka_base.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=1)
+        f.write("\n")
+    log(f"done in {summary['seconds']} s: {len(scored)} of {len(models)} models scored")
+    return 0 if len(scored) == len(models) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

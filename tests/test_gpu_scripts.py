@@ -1,0 +1,101 @@
+"""examples/gpu: the scripts of a GPU run, dry on the CPU (the same run.sh, tiny sizes) so that they cannot rot
+between GPU runs; and their pieces that decide something (sizing the table's updates, reading fairseq's log,
+the console scripts the installer writes)."""
+import json
+import os
+import re
+import sys
+
+import pytest
+
+from helpers import ROOT, run
+
+sys.path.insert(0, os.path.join(ROOT, "examples", "gpu"))
+import device_check  # noqa: E402
+import install  # noqa: E402
+import tanaka_base  # noqa: E402
+
+
+def _run_sh(step, out, **variables):
+    env = [f"{k}={v}" for k, v in {"OUT": out, "DEVICE": "cpu", **variables}.items()]
+    return run(["env", *env, "bash", os.path.join(ROOT, "examples", "gpu", "run.sh"), step])
+
+
+@pytest.mark.slow
+def test_device_check_dry_run_on_the_cpu(data_bin, tmp_path):
+    """run.sh check with DEVICE=cpu TINY=1: every phase runs and passes, the JSON says so item by item."""
+    out = str(tmp_path / "out")
+    extra = ("--parity-cases transformer_dbsa_tiny,transformer_pascal_tiny,cky_lstm_tiny --half-models dbsa,syncattn "
+             "--precisions memory-efficient-fp16 --updates 3 --speed-models transformer,dep_rel,lstm_luong,cky_lstm "
+             "--token-sizes 512 --steps 2 --warmup 1 --decode-batches 1")
+    p = _run_sh("check", out, TINY=1, DATA=data_bin, SRC="src", TGT="tgt", BUDGET=240, EXTRA=extra)
+    report = json.load(open(os.path.join(out, "device_check.json")))
+    assert report["failed"] == [] and "every check passed" in p.stderr
+    assert report["environment"]["device"] == "cpu" and report["environment"]["torch"]
+    assert {case: r["status"] for case, r in report["parity"].items()} == {
+        "transformer_dbsa_tiny": "ok", "transformer_pascal_tiny": "ok", "cky_lstm_tiny": "ok"}
+    for name, r in report["half"]["memory-efficient-fp16"].items():
+        assert r["status"] == "ok" and r["non_finite"] == [] and r["hypotheses"] == 21, name
+        assert float(r["last"]["train_loss"]) > 0 and r["logged_lines"] >= 3
+    rows = report["speed"]["models"]
+    assert set(rows) == {"transformer", "dep_rel", "lstm_luong", "cky_lstm", "transformer (again)"}
+    assert rows["transformer"]["train_512"]["ratio"] == 1.0 and rows["cky_lstm"]["reference"] == "lstm_luong"
+    assert rows["dep_rel"]["decode"]["sentences_per_second"] > 0
+
+
+@pytest.mark.slow
+def test_tanaka_base_table_dry_run_on_the_cpu(tmp_path):
+    """run.sh table with DEVICE=cpu on the recipe's offline sample: the models train side by side, are scored
+    against the transformer (bootstrap p-values, RIBES, the parse head's UAS) and come back in one archive."""
+    import tarfile
+
+    from test_recipes import recipe
+
+    work = str(tmp_path / "tanaka")
+    recipe("tanaka-ja-en", "prepare", "transformer", "dbsa_enc", SAMPLE=1, WORK=work)
+    out = str(tmp_path / "out")
+    p = _run_sh("table", out, TANAKA=work, BUDGET=300,
+                EXTRA=f"--models transformer,dbsa_enc --updates 2 --work {tmp_path / 'base'} --speed none")
+    summary = json.load(open(os.path.join(out, "tanaka_base.json")))
+    assert summary["updates"] == 2 and summary["train"]["dbsa_enc"]["exit"] == 0, p.stderr
+    assert "--max-update 2 --warmup-updates 1" in summary["extra_train_args"]
+    with tarfile.open(os.path.join(out, "tanaka_base.tar.gz")) as tar:
+        names = tar.getnames()
+        row = json.load(tar.extractfile("results/dbsa_enc.json"))
+    assert {"results/transformer.json", "results/translations/dbsa_enc.txt", "logs/dbsa_enc.train.log"} <= set(names)
+    assert row["baseline"] == "transformer" and row["training"]["last"]["updates"] == 2
+    assert "p_value" in json.dumps(row["sets"]["test"]["bootstrap"]) and "ribes" in row["sets"]["test"]
+    assert "encoder" in row["uas"]
+
+
+def test_the_tables_updates_fit_the_time_from_the_speed_figures(tmp_path):
+    """Updates = training seconds / (overhead x the models' summed fp16 steps at 8,192 tokens), in fifties;
+    without a figure for every model, --updates."""
+    speed = tmp_path / "check.json"
+    rows = {"transformer": 100.0, "rel": 150.0, "dep_rel": 150.0}
+    speed.write_text(json.dumps({"speed": {"models": {m: {"train_8192": {"step_ms_median": ms}}
+                                                      for m, ms in rows.items()}}}))
+    n, why = tanaka_base.updates_for(["transformer", "rel", "dep_rel"], str(speed), 300, fallback=7)
+    assert n == int(300 / (tanaka_base.SHARING_OVERHEAD * 0.4)) // 50 * 50 == 500 and "400 ms" in why
+    assert tanaka_base.updates_for(["transformer", "pascal"], str(speed), 300, fallback=7)[0] == 7
+    assert tanaka_base.updates_for(["transformer"], str(tmp_path / "none.json"), 300, fallback=7)[0] == 7
+
+
+def test_fairseq_log_lines_with_a_non_finite_term_are_flagged():
+    log = "\n".join([
+        '2026-11-26 | INFO | train_inner | {"epoch": 1, "update": 0.1, "loss": "12.5", "dep_enc_loss": "3.2", '
+        '"num_updates": "1", "loss_scale": "128"}',
+        '2026-11-26 | INFO | train_inner | {"epoch": 1, "update": 0.2, "loss": "12.1", "dep_enc_loss": "nan", '
+        '"num_updates": "2", "loss_scale": "64"}',
+        '2026-11-26 | INFO | train | {"epoch": 1, "train_loss": "inf", "train_num_updates": "2"}',
+        "2026-11-26 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient"])
+    lines, bad, last = device_check._finite_terms(log)
+    assert lines == 3 and bad == ["dep_enc_loss=nan (update 2)", "train_loss=inf (update None)"]
+    assert last == {"epoch": 1, "train_loss": "inf", "train_num_updates": "2"}
+
+
+def test_the_installer_writes_every_console_script_of_setup_py_and_fairseqs():
+    names = {name for name, _, _ in install.console_scripts()}
+    setup = open(os.path.join(ROOT, "setup.py"), encoding="utf-8").read()
+    assert names >= set(re.findall(r'"(fairseq-syntax-[\w-]+)=', setup)) | {"fairseq-train", "fairseq-generate"}
+    assert all(module.startswith(("fairseq_cli.", "fairseq_syntax.cli.")) for _, module, _ in install.console_scripts())
