@@ -41,6 +41,8 @@ def test_device_check_dry_run_on_the_cpu(data_bin, tmp_path):
     assert set(rows) == {"transformer", "dep_rel", "lstm_luong", "cky_lstm", "transformer (again)"}
     assert rows["transformer"]["train_512"]["ratio"] == 1.0 and rows["cky_lstm"]["reference"] == "lstm_luong"
     assert rows["dep_rel"]["decode"]["sentences_per_second"] > 0
+    (dist,) = report["distributed"].values()
+    assert dist["status"] == "ok" and dist["ranks_initialised"] == ["0", "1"]
 
 
 @pytest.mark.slow

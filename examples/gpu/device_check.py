@@ -9,6 +9,9 @@
   (``--fp16``: fairseq's FP16Optimizer with loss scaling; ``--memory-efficient-fp16``; ``--bf16``), every
   logged loss term finite, then ``fairseq-generate`` on the test split with the same precision; runs side by
   side, a process each;
+* ``distributed``: fairseq's distributed training through ``torchrun`` and ``fairseq-syntax-train`` on the one
+  GPU: NCCL with one process, and two processes sharing the GPU over gloo (PyTorch's DDP on CUDA tensors);
+  DBSA's tiny model, 5 updates, every logged term finite (the dry run: two CPU processes over gloo);
 * ``speed``: at Transformer base (the papers' size) in fp16, on batches of 4,096 and 8,192 tokens of the data's
   real sentences: the training step (fairseq's Trainer: forward, backward, FP16 optimizer) of every syntax
   model and of fairseq's transformer, timed with CUDA events after warm-up (the median of ``--steps``), the
@@ -39,9 +42,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 USER_DIR = os.path.join(ROOT, "fairseq_syntax")
-PHASES = ("parity", "half", "speed")
+PHASES = ("parity", "half", "distributed", "speed")
 #: each phase's share of the budget (what is left of the budget is carried to the next phase)
-SHARES = {"parity": 0.2, "half": 0.45, "speed": 0.35}
+SHARES = {"parity": 0.15, "half": 0.4, "distributed": 0.1, "speed": 0.35}
 
 LS = ["--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1"]
 DEP = ["--criterion", "label_smoothed_cross_entropy_with_dependency", "--label-smoothing", "0.1",
@@ -83,6 +86,11 @@ SPEED_MODELS = {
     "cky_lstm": ("cky_lstm", ["--criterion", "cross_entropy"]),
 }
 LSTMS = ("lstm_luong", "cky_lstm")
+#: the goals at base size in fp16, as ratios to fairseq's transformer: training step (models with a relative
+#: position term 1.10, the others 1.03) and peak memory (1.15)
+RELATIVE = ("rel", "dep", "dep_rel")
+STEP_GOAL = {"relative": 1.10, "other": 1.03}
+MEMORY_GOAL = 1.15
 DECODE_STEPS = 25  # every model decodes exactly this many steps in the speed phase (EOS blocked until then)
 
 
@@ -286,6 +294,40 @@ def half(device, data, src, tgt, models, precisions, tiny, updates, workers, rep
                                                     if "last" in r else ""))
 
 
+# ---------------------------------------------------------------- distributed
+def distributed(device, data, src, tgt, report, deadline):
+    import shutil
+
+    runs = ({"nccl, 1 process": (1, "nccl"), "gloo, 2 processes on the one GPU": (2, "gloo")} if device == "cuda"
+            else {"gloo, 2 CPU processes": (2, "gloo")})
+    train = shutil.which("fairseq-syntax-train")
+    for port, (name, (procs, backend)) in enumerate(runs.items(), start=29611):
+        if time.time() > deadline:
+            report.set("distributed", name, value={"status": "skipped (time)"})
+            continue
+        with tempfile.TemporaryDirectory() as save:
+            cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(procs), "--master_addr",
+                   "127.0.0.1", "--master_port", str(port), train, data, "--user-dir", USER_DIR, "--task",
+                   "syntax_translation", "-s", src, "-t", tgt, "--arch", "transformer_dbsa_tiny", *DEP,
+                   "--share-all-embeddings", "--optimizer", "adam", "--lr", "0.0005", "--max-update", "5",
+                   "--max-tokens", "2048", "--save-dir", save, "--no-save", "--log-format", "json", "--log-interval",
+                   "1", "--seed", "1", "--num-workers", "0", "--disable-validation", "--distributed-backend", backend,
+                   *(["--device-id", "0"] if device == "cuda" and procs > 1 else []),
+                   *(["--cpu"] if device == "cpu" else [])]
+            start = time.time()
+            p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        lines, bad, last = _finite_terms(p.stdout + p.stderr)
+        world = re.findall(r"distributed init \(rank (\d+)\)", p.stdout + p.stderr)
+        ok = p.returncode == 0 and not bad and lines >= 5
+        r = {"status": "ok" if ok else "FAIL", "exit": p.returncode, "logged_lines": lines, "non_finite": bad,
+             "ranks_initialised": sorted(set(world)), "seconds": round(time.time() - start, 1),
+             "last": {k: v for k, v in last.items() if "loss" in k}}
+        if p.returncode:
+            r["error"] = (p.stderr or p.stdout).strip().splitlines()[-4:]
+        report.set("distributed", name, value=r)
+        log(f"distributed {name}: {r['status']} (ranks {r['ranks_initialised']}, {lines} log lines)")
+
+
 # ---------------------------------------------------------------- speed and memory
 def _trainer(name, task_data, src, tgt, tiny, device, dtype):
     """fairseq's task, Trainer and the model's named syntax inputs, built from fairseq-train's options."""
@@ -409,6 +451,14 @@ def speed(device, data, src, tgt, models, tiny, dtype, token_sizes, steps, warmu
                 rows[name][key]["mem_ratio"] = rows[name][key]["peak_mem_mib"] / base[key]["peak_mem_mib"]
         rows[name]["decode"]["ratio"] = (rows[name]["decode"]["sentences_per_second"]
                                          / base["decode"]["sentences_per_second"])
+        model = name.split(" ")[0]
+        if ref == models[0] and model != ref and model not in LSTMS:
+            step_goal = STEP_GOAL["relative" if model in RELATIVE else "other"]
+            worst = max(rows[name][f"train_{t}"]["ratio"] for t in token_sizes)
+            mem = [rows[name][f"train_{t}"].get("mem_ratio") for t in token_sizes]
+            rows[name]["goals"] = {"step_ratio_at_most": step_goal, "step_met": worst <= step_goal,
+                                   "memory_ratio_at_most": MEMORY_GOAL,
+                                   "memory_met": None if None in mem else max(mem) <= MEMORY_GOAL}
         report.set("speed", "models", name, value=rows[name])
         t = rows[name][f"train_{token_sizes[-1]}"]
         log(f"speed {name}: {t['step_ms_median']:.1f} ms/step at {token_sizes[-1]} tokens ({t['ratio']:.3f}x "
@@ -469,6 +519,8 @@ def main(argv=None):
         log(f"phase {ph} ({left * SHARES[ph] / (shares + SHARES[ph]):.0f} s of the budget)")
         if ph == "parity":
             parity(args.device, [c for c in args.parity_cases.split(",") if c], report, deadline)
+        elif ph == "distributed":
+            distributed(args.device, args.data, args.source_lang, args.target_lang, report, deadline)
         elif ph == "half":
             half(args.device, args.data, args.source_lang, args.target_lang, args.half_models.split(","),
                  precisions, args.tiny, args.updates, args.workers or (8 if args.device == "cuda" else 2), report,
@@ -480,7 +532,8 @@ def main(argv=None):
                   report, deadline)
         report.set("seconds", ph, value=round(time.time() - t0, 1))
     report.set("seconds", "total", value=round(time.time() - start, 1))
-    failed = [f"{ph} {k}" for ph in ("parity",) for k, v in report.data.get(ph, {}).items() if v["status"] == "FAIL"]
+    failed = [f"{ph} {k}" for ph in ("parity", "distributed") for k, v in report.data.get(ph, {}).items()
+              if v["status"] == "FAIL"]
     failed += [f"half {prec} {m}" for prec, ms in report.data.get("half", {}).items() for m, v in ms.items()
                if v["status"] == "FAIL"]
     report.set("failed", value=failed)

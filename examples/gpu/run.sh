@@ -7,10 +7,14 @@
 #                                    # at Transformer base (about 5 minutes on one H100)
 #   bash examples/gpu/run.sh table   # install, then tanaka_base.py: the Tanaka Ja->En table at Transformer base
 #
-# Variables: OUT (where the JSON, logs and archives go) [$OUT or ./gpu-out]; CARRY [.carry]; SITE (where the
-# carry is installed) [/tmp/site]; BUDGET (seconds for the step's checks) [check 270, table 400]; DEVICE=cpu and
-# TINY=1 with DATA, SRC, TGT: the dry run on a CPU in an environment that has fairseq (tests/test_gpu_scripts.py),
-# no install; EXTRA: more options of the step's script.
+# On your own GPU machine, in an environment with fairseq and the plugin (docs/install.md), and no carry folder:
+#   DATA=work/tanaka-ja-en/main/data-bin SRC=ja TGT=en bash examples/gpu/run.sh check
+#   TANAKA=work/tanaka-ja-en bash examples/gpu/run.sh table
+# Variables: OUT (where the JSON, logs and archives go) [$OUT or ./gpu-out]; CARRY [.carry: installed when it
+# exists]; SITE (where the carry is installed) [/tmp/site]; DATA SRC TGT (check's data-bin, with syntax on both
+# sides) [the carry's Tanaka, ja, en]; TANAKA (table's recipe WORK) [the carry's]; BUDGET (seconds for the
+# step) [check 270, table 400]; DEVICE=cpu TINY=1: the dry run on a CPU (tests/test_gpu_scripts.py); EXTRA: more
+# options of the step's script (device_check.py / tanaka_base.py --help).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -23,7 +27,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS="${PYTHONWARNINGS:-ignore}"
 say() { echo "[run.sh $(date +%T)] $*" >&2; }
 
-if [ "$DEVICE" = cuda ]; then
+if [ "$DEVICE" = cuda ] && [ -d "$CARRY" ]; then  # a bare machine: install the carry first
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >&2 || true
   stamp="$SITE/.installed-$(cat "$CARRY/manifest.txt" "$ROOT/setup.py" | sha256sum | cut -c1-16)"
   if [ ! -f "$stamp" ]; then
@@ -35,7 +39,8 @@ if [ "$DEVICE" = cuda ]; then
   export PYTHONPATH="$SITE:$ROOT${PYTHONPATH:+:$PYTHONPATH}" PATH="$SITE/bin:$PATH" FAIRSEQ_SYNTAX_VENV=none
   DATA="${DATA:-$CARRY/tanaka/main/data-bin}" SRC="${SRC:-ja}" TGT="${TGT:-en}"
   python=python3
-else  # the dry run: this environment's python, fairseq already installed
+else  # an environment that has fairseq and the plugin (yours, or the dry run's)
+  say "no install: this environment's $(command -v python) (no $CARRY, or DEVICE=$DEVICE)"
   python=python
 fi
 read -r -a extra <<< "${EXTRA:-}"
