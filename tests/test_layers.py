@@ -7,10 +7,12 @@ import os
 
 from helpers import ROOT
 
-#: leaf modules every layer may use: the error types, the rules for reading text inputs, the process tree
-LEAVES = {"errors", "text_files", "process_tree"}
+#: leaf modules every layer may use: the error types, the rules for reading text inputs, the process tree, the
+#: durable writes
+LEAVES = {"errors", "text_files", "process_tree", "durable_files"}
 ALLOWED = {
     "errors": set(),
+    "durable_files": set(),
     "text_files": {"errors"},
     "process_tree": set(),
     "error_display": {"errors"},

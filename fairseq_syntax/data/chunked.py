@@ -54,6 +54,7 @@ from typing import (
     Tuple,
 )
 
+from fairseq_syntax.durable_files import atomic_write, write_boundary  # noqa: F401  (atomic_write: re-exported)
 from fairseq_syntax.process_tree import die_with_parent
 from fairseq_syntax.text_files import read_text_lines
 
@@ -100,16 +101,6 @@ def items_digest(items: Sequence) -> str:
     for x in items:
         h.update(_item_bytes(x))
     return h.hexdigest()
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    """Write data to path so that path is either absent/old or complete: temp file, fsync, rename."""
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _fsync_dir(path: str) -> None:
@@ -224,6 +215,7 @@ class ChunkStore:
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, self.out_path)
+        write_boundary(self.out_path)
         rec = dict(format=FORMAT, key=self.key, chunks=digests, items=n_items, units=units, bytes=size,
                    sha1=h.hexdigest())
         os.makedirs(self.dir, exist_ok=True)

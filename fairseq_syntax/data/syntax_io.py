@@ -27,6 +27,7 @@ from typing import Iterable, List, Sequence
 
 import numpy as np
 
+from fairseq_syntax.durable_files import write_boundary
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.text_files import open_text
 
@@ -76,6 +77,7 @@ class AlignedCorpus:
                 fl.write(" ".join(self.labels[a:b]) + "\n")
         for f in FIELDS:
             os.replace(tmp[f], f"{prefix}.{f}")
+            write_boundary(f"{prefix}.{f}")
 
     @classmethod
     def read_text(cls, prefix: str) -> "AlignedCorpus":
@@ -257,6 +259,7 @@ class StreamingSyntaxWriter:
         for f in FIELDS:
             write_mmap_index(f"{self.prefix}.{f}.idx", sizes)
             os.replace(f"{self.prefix}.{f}.bin.tmp", f"{self.prefix}.{f}.bin")
+            write_boundary(f"{self.prefix}.{f}.bin")
         return label_dict
 
 

@@ -37,13 +37,15 @@ import time
 from tqdm import tqdm
 
 from fairseq_syntax.data.binarize import align_and_binarize
-from fairseq_syntax.data.chunked import (
-    ChunkStore,
+from fairseq_syntax.data.chunked import ChunkStore, file_sha1, parse_shard, read_lines, run_chunked
+from fairseq_syntax.durable_files import (
     atomic_write,
-    file_sha1,
-    parse_shard,
-    read_lines,
-    run_chunked,
+    file_sha256,
+    replace_file,
+    stamp_for,
+    temporary_name,
+    unstamp,
+    vouched,
 )
 from fairseq_syntax.data.conllu import read_conllu
 from fairseq_syntax.data.pair_filter import language_keep_file, length_keep, read_mask
@@ -55,6 +57,7 @@ from fairseq_syntax.parsing.base import (
     load_parser,
     parse_chunked,
 )
+from fairseq_syntax.preparation.folder_lock import holding
 from fairseq_syntax.preparation.record import UNFINISHED_FILE, LanguageRecord, PreparationRecord
 
 logger = logging.getLogger(__name__)
@@ -68,12 +71,22 @@ def _count_lines(path):
 
 def _copy_text(src, dst):
     """Copy a whitespace-tokenised text file; empty lines are errors."""
-    with open_text(src) as fin, open(dst, "w", encoding="utf-8") as fout:
-        for i, line in enumerate(fin, 1):
-            if not line.strip():
-                raise SyntaxDataError(f"{src}:{i}", "empty line: every line must hold one sentence")
-            fout.write(line.rstrip("\r\n") + "\n")
-    return dst
+    tmp = temporary_name(dst)
+    try:
+        with open_text(src) as fin, open(tmp, "w", encoding="utf-8") as fout:
+            for i, line in enumerate(fin, 1):
+                if not line.strip():
+                    raise SyntaxDataError(f"{src}:{i}", "empty line: every line must hold one sentence")
+                fout.write(line.rstrip("\r\n") + "\n")
+    except BaseException:
+        _remove(tmp)
+        raise
+    return replace_file(tmp, dst)
+
+
+def _remove(path):
+    if os.path.exists(path):
+        os.remove(path)
 
 
 def _sides(spec, option="--syntax"):
@@ -136,11 +149,16 @@ def _write_tokens(conllu, path, units, progress=False):
     """The whitespace-tokenised text of a CoNLL-U file (surface tokens or words)."""
 
 
-    with open(path, "w", encoding="utf-8") as f:
-        for s in tqdm(read_conllu(conllu), desc=f"read {os.path.basename(conllu)}", unit="sent",
-                      disable=not progress, mininterval=1.0):
-            f.write(" ".join(s.forms(units)) + "\n")
-    return path
+    tmp = temporary_name(path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for s in tqdm(read_conllu(conllu), desc=f"read {os.path.basename(conllu)}", unit="sent",
+                          disable=not progress, mininterval=1.0):
+                f.write(" ".join(s.forms(units)) + "\n")
+    except BaseException:
+        _remove(tmp)
+        raise
+    return replace_file(tmp, path)
 
 
 def _conllu_blocks(path):
@@ -168,19 +186,18 @@ def _units(path):
 
 def _first(path, n, out):
     """Copy the first n sentences of a text or CoNLL-U file to out (reading no further)."""
-    tmp = f"{out}.tmp.{os.getpid()}"
+    tmp = temporary_name(out)  # shards of one job may write it at once
     with open(tmp, "w", encoding="utf-8") as f:
         f.writelines(itertools.islice(_units(path), n))
-    os.replace(tmp, out)  # shards of one job may write it at once
-    return out
+    return replace_file(tmp, out)
 
 
 def _select(path, keep, out):
     """Copy the sentences of a text or CoNLL-U file whose entry in keep (booleans) is true to out (may be path)."""
-    with open(out + ".tmp", "w", encoding="utf-8") as f:
+    tmp = temporary_name(out)
+    with open(tmp, "w", encoding="utf-8") as f:
         f.writelines(unit for unit, k in zip(_units(path), keep) if k)
-    os.replace(out + ".tmp", out)
-    return out
+    return replace_file(tmp, out)
 
 
 def _filter_options(args):
@@ -233,10 +250,11 @@ def select_training_pairs(args, texts, conllus, work):
 
 
 def _lowercase(path):
-    with open(path, encoding="utf-8") as f, open(path + ".tmp", "w", encoding="utf-8") as out:
+    tmp = temporary_name(path)
+    with open(path, encoding="utf-8") as f, open(tmp, "w", encoding="utf-8") as out:
         for line in f:
             out.write(line.lower())
-    os.replace(path + ".tmp", path)
+    replace_file(tmp, path)
 
 
 def sides_to_parse(args, prefixes, syntax_sides):
@@ -254,11 +272,11 @@ def normalized_text(raw, out, lang):
     from sacremoses import MosesPunctNormalizer
 
     norm = MosesPunctNormalizer(lang)
-    with open_text(raw) as fin, open(out + ".tmp", "w", encoding="utf-8") as fout:
+    tmp = temporary_name(out)
+    with open_text(raw) as fin, open(tmp, "w", encoding="utf-8") as fout:
         for line in fin:
             fout.write(norm.normalize(line.rstrip("\r\n")) + "\n")
-    os.replace(out + ".tmp", out)
-    return out
+    return replace_file(tmp, out)
 
 
 def tokenised_text(args, pref, split, lang, side, syntax_sides, work, parsers=None):
@@ -306,38 +324,40 @@ BPE_CHUNK_SIZE = 8192
 
 
 def learn_bpe_codes(args, langs, texts, work, progress=True):
-    """Learn subword-nmt BPE on the train text of langs (once: codes learned from the same text with the same
-    settings are reused). Returns the codes path."""
+    """Learn subword-nmt BPE on the train text of langs, once: codes whose stamp vouches for them (their SHA-256,
+    learned from text of this SHA-256 with these settings: :mod:`fairseq_syntax.durable_files`) are reused.
+    Returns the codes path."""
 
     from subword_nmt.learn_bpe import learn_bpe
 
-
     name = "joint" if len(langs) == 2 else langs[0]
     code_path = os.path.join(work, f"bpe.codes.{name}")
-    train_cat = os.path.join(work, f"train.tok.cat.{name}")
+    train_cat = temporary_name(os.path.join(work, f"train.tok.cat.{name}"))
     stride = 1
     if args.bpe_sample:  # every k-th pair: a deterministic sample spread over the whole corpus
         stride = max(1, -(-_count_lines(texts[("train", langs[0])]) // args.bpe_sample))
-    with open(train_cat, "w", encoding="utf-8") as out:
-        for lang in langs:
-            with open(texts[("train", lang)], encoding="utf-8") as f:
-                if stride == 1:
-                    shutil.copyfileobj(f, out)
-                else:
-                    out.writelines(itertools.islice(f, 0, None, stride))
-    stamp = json.dumps({"text_sha1": file_sha1(train_cat), "merges": args.bpe_merges, "min_frequency": 2})
-    stamp_path = code_path + ".done"
-    if os.path.exists(code_path) and os.path.exists(stamp_path) and open(stamp_path).read() == stamp:
-        logger.info("BPE %s: reusing %s (learned from the same text)", name, code_path)
-        os.remove(train_cat)
-        return code_path
-    quiet = io.StringIO()  # subword-nmt draws its own progress bar on stderr
-    with open(train_cat, encoding="utf-8") as fin, open(code_path + ".tmp", "w", encoding="utf-8") as fout, \
-            contextlib.redirect_stderr(sys.stderr if progress else quiet):
-        learn_bpe(fin, fout, args.bpe_merges, min_frequency=2)
-    os.replace(code_path + ".tmp", code_path)
-    atomic_write(stamp_path, stamp.encode("utf-8"))
-    os.remove(train_cat)
+    try:
+        with open(train_cat, "w", encoding="utf-8") as out:
+            for lang in langs:
+                with open(texts[("train", lang)], encoding="utf-8") as f:
+                    if stride == 1:
+                        shutil.copyfileobj(f, out)
+                    else:
+                        out.writelines(itertools.islice(f, 0, None, stride))
+        inputs = {"text_sha256": file_sha256(train_cat), "merges": args.bpe_merges, "min_frequency": 2}
+        if vouched(code_path, inputs):
+            logger.info("BPE %s: reusing %s (learned from the same text with the same settings)", name, code_path)
+            return code_path
+        tmp = temporary_name(code_path)
+        quiet = io.StringIO()  # subword-nmt draws its own progress bar on stderr
+        with open(train_cat, encoding="utf-8") as fin, open(tmp, "w", encoding="utf-8") as fout, \
+                contextlib.redirect_stderr(sys.stderr if progress else quiet):
+            learn_bpe(fin, fout, args.bpe_merges, min_frequency=2)
+        unstamp(code_path)  # a kill from here until the new stamp leaves codes that nobody vouches for
+        replace_file(tmp, code_path)
+        stamp_for(code_path, inputs)
+    finally:
+        _remove(train_cat)
     with open(code_path, encoding="utf-8") as fc:
         learned = sum(1 for line in fc if not line.startswith("#version"))
     logger.info("BPE %s: %d merges learned (asked for %d)", name, learned, args.bpe_merges)
@@ -571,7 +591,9 @@ def write_record(args, syntax_sides, codes, parsed_sides=()):
     bpe = {}
     for lang, path in codes.items():
         name = "bpe.codes" if not args.separate_bpe else f"bpe.codes.{lang}"
-        shutil.copyfile(path, os.path.join(args.destdir, name))
+        dest = os.path.join(args.destdir, name)
+        shutil.copyfile(path, temporary_name(dest))
+        replace_file(temporary_name(dest), dest)
         bpe[lang] = name
     return PreparationRecord(languages=languages, bpe=bpe or None, bpe_merges=args.bpe_merges).save(args.destdir)
 
@@ -617,24 +639,32 @@ def prepare(args):
     if getattr(args, "record_only", False):
         return record_existing(args, syntax_sides, work)
     check_paths(args, splits if shard is None else splits[:1], work)
-    os.makedirs(work, exist_ok=True)
-    if shard is None:
-        _check_destdir(args, work)
-    os.makedirs(args.destdir, exist_ok=True)
+    if shard is not None:
+        os.makedirs(work, exist_ok=True)
+        os.makedirs(args.destdir, exist_ok=True)
+        args.chunk_size = -(-max(1, args.chunk_size) // 256) * 256
+        prepare_shard(args, shard, syntax_sides, work)  # shards of one job share the work folder: no lock
+        return
+    with holding([args.destdir, work]):
+        _prepare_locked(args, splits, syntax_sides, work, t_start)
+
+
+def _prepare_locked(args, splits, syntax_sides, work, t_start):
+    """The whole (unsharded) preparation, its folders locked: the checks that need no writing first (the
+    parsers load), so that a run refused by them leaves the data-bin as it was."""
+    src, tgt = args.source_lang, args.target_lang
+    parsers = {}
+    to_parse = sides_to_parse(args, [pref for _, pref in splits], syntax_sides)
+    load_side_parsers(args, to_parse, parsers)
+    _check_destdir(args, work)
     unfinished = os.path.join(args.destdir, UNFINISHED_FILE)
-    if shard is None:  # until the record is written, the data-bin is unfinished (a rerun resumes, training refuses)
-        atomic_write(unfinished, unfinished_marker(args))
+    # until the record is written, the data-bin is unfinished (a rerun resumes, training refuses it)
+    atomic_write(unfinished, unfinished_marker(args))
     for lang in (src, tgt):  # a label dictionary from an earlier run would be stale
         stale = os.path.join(args.destdir, f"dict.{lang}.labels.txt")
         if os.path.exists(stale):
             os.remove(stale)
     args.chunk_size = -(-max(1, args.chunk_size) // 256) * 256  # whole parser batches: the steps' chunks coincide
-    if shard is not None:
-        prepare_shard(args, shard, syntax_sides, work)
-        return
-    parsers = {}
-    to_parse = sides_to_parse(args, [pref for _, pref in splits], syntax_sides)
-    load_side_parsers(args, to_parse, parsers)
     texts, conllus = {}, {}
     for split, pref in splits:
         for lang, side in ((src, "source"), (tgt, "target")):

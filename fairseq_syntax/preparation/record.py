@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Dict, Optional
 
 from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.durable_files import replace_file, temporary_name
 
 RECORD_FILE = "preparation.json"
 #: in a data-bin while prepare writes it: a killed prepare leaves it, the same command then resumes, and the
@@ -62,12 +63,11 @@ class PreparationRecord:
 
     def save(self, data_dir: str) -> str:
         path = os.path.join(data_dir, RECORD_FILE)
-        tmp = path + ".tmp"
+        tmp = temporary_name(path)
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(asdict(self), f, indent=1, sort_keys=True)
             f.write("\n")
-        os.replace(tmp, path)
-        return path
+        return replace_file(tmp, path)
 
     @classmethod
     def load(cls, data_dir: str) -> Optional["PreparationRecord"]:

@@ -1,0 +1,101 @@
+"""Files that are either absent, as they were, or complete: the write boundaries of the preparation steps.
+
+Every file a preparation step leaves for a later step or a later run (a chunk and its manifest, an assembled
+output, the BPE codes and their stamp, the tokenised text, the record) is written to a temporary name in the
+same folder, flushed, synced and renamed over the final name (:func:`atomic_write`, :func:`replace_file`).
+Each such rename is a *write boundary*: a run killed anywhere stops between two of them. A cached result is
+reused only when a stamp vouches for it (:func:`stamp_for`, :func:`vouched`): the stamp holds the SHA-256 of
+the file it vouches for and a digest of what the file was made from (inputs and options), it is removed
+before the file is replaced and written after it, so a kill between the two leaves a file without a stamp,
+which the next run makes again.
+
+Test hooks (environment): ``FAIRSEQ_SYNTAX_WRITE_LOG=FILE`` appends each boundary's number and path to FILE;
+``FAIRSEQ_SYNTAX_KILL_AT_WRITE=N`` kills the process (SIGKILL) right after its N-th boundary.
+"""
+import hashlib
+import json
+import os
+import signal
+from typing import Optional
+
+WRITE_LOG_ENV = "FAIRSEQ_SYNTAX_WRITE_LOG"
+KILL_AT_WRITE_ENV = "FAIRSEQ_SYNTAX_KILL_AT_WRITE"
+_boundaries = 0
+
+
+def write_boundary(path: str) -> None:
+    """Count one durable write (``path`` now complete); the test hooks act here."""
+    global _boundaries
+    _boundaries += 1
+    log = os.environ.get(WRITE_LOG_ENV)
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"{_boundaries}\t{path}\n")
+    if os.environ.get(KILL_AT_WRITE_ENV) == str(_boundaries):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def temporary_name(path: str) -> str:
+    """A temporary name beside ``path``, private to this process (two processes never share one)."""
+    return f"{path}.tmp.{os.getpid()}"
+
+
+def replace_file(tmp: str, path: str) -> str:
+    """Sync ``tmp`` and rename it over ``path`` (a write boundary)."""
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    write_boundary(path)
+    return path
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    """Write data to path so that path is either absent/old or complete: temp file, fsync, rename."""
+    tmp = temporary_name(path)
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    write_boundary(path)
+
+
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _stamp_path(path: str) -> str:
+    return path + ".done"
+
+
+def _made_from(inputs: dict) -> str:
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def vouched(path: str, inputs: dict) -> bool:
+    """Whether ``path`` is the file its stamp vouches for, made from ``inputs`` (a JSON-able dict of input
+    digests and options): the stamp names the same inputs and the file's SHA-256 now is the stamped one."""
+    try:
+        with open(_stamp_path(path), encoding="utf-8") as f:
+            stamp = json.load(f)
+        return stamp.get("made_from") == _made_from(inputs) and stamp.get("sha256") == file_sha256(path)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def unstamp(path: str) -> None:
+    """Remove ``path``'s stamp (before ``path`` is replaced: a kill then leaves a file nobody vouches for)."""
+    stamp = _stamp_path(path)
+    if os.path.exists(stamp):
+        os.remove(stamp)
+        write_boundary(stamp)
+
+
+def stamp_for(path: str, inputs: dict, extra: Optional[dict] = None) -> None:
+    """Vouch for ``path`` as made from ``inputs`` (written after ``path`` itself)."""
+    atomic_write(_stamp_path(path), json.dumps({"made_from": _made_from(inputs), "sha256": file_sha256(path),
+                                                "inputs": inputs, **(extra or {})}, sort_keys=True).encode("utf-8"))

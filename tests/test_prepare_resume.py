@@ -1,0 +1,142 @@
+"""prepare killed at every write boundary (fairseq_syntax/durable_files.py), then run again with the same options
+and with other ones: byte for byte the data-bin of a clean run of the options given; the BPE cache cannot
+hand a run codes learned with other settings; one prepare at a time per folder, a stale lock taken over.
+
+The runs are forked from this process (the plugin imported once: a tiny prepare takes about 0.3 s), and a run
+is killed with SIGKILL by the hook at its N-th durable write."""
+import os
+import signal
+import sys
+
+import pytest
+
+from helpers import preprocess, run
+from test_failures import _differences, assert_one_line
+
+OPTIONS_A = ["--bpe-merges", "60"]
+OPTIONS_B = ["--bpe-merges", "40", "--overwrite"]
+
+
+def _args(corpus, dest, extra):
+    return ["-s", "src", "-t", "tgt", "--trainpref", str(corpus / "train"), "--validpref", str(corpus / "valid"),
+            "--destdir", str(dest), "--no-progress", *extra]
+
+
+def _forked(argv, env=None, stop=False):
+    """Run prepare in a forked child with ``env`` set there; (pid, wait status) once it ended, or with ``stop``
+    the pid once it has stopped itself (FAIRSEQ_SYNTAX_STOP_AT)."""
+    import logging
+
+    from fairseq_syntax import durable_files
+    from fairseq_syntax.cli.prepare import get_parser
+    from fairseq_syntax.preparation.prepare import prepare
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 1
+        try:
+            os.environ.update(env or {})
+            durable_files._boundaries = 0
+            logging.disable(logging.WARNING)
+            prepare(get_parser().parse_args(argv))
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, os.WUNTRACED if stop else 0)
+    return pid, status
+
+
+def _ok(argv, env=None):
+    _, status = _forked(argv, env)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+def _killed_at(argv, n):
+    _, status = _forked(argv, {"FAIRSEQ_SYNTAX_KILL_AT_WRITE": str(n)})
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (n, status)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny synthetic corpus with gold parses (train and valid), the clean data-bins of options A and B, and
+    the write boundaries of a run of A (paths, in order)."""
+    d = tmp_path_factory.mktemp("tiny")
+    run(preprocess("synth") + ["-o", str(d / "c"), "--train", "40", "--valid", "8", "--test", "1", "--seed", "6"])
+    _ok(_args(d / "c", d / "clean_a", OPTIONS_A))
+    _ok(_args(d / "c", d / "clean_b", OPTIONS_B))
+    log = d / "writes.log"
+    _ok(_args(d / "c", d / "logged", OPTIONS_A), {"FAIRSEQ_SYNTAX_WRITE_LOG": str(log)})
+    writes = [line.split("\t", 1)[1] for line in log.read_text().splitlines()]
+    return d, writes
+
+
+def test_every_write_boundary_is_logged_once_per_durable_file(tiny):
+    d, writes = tiny
+    names = [os.path.relpath(w, d / "logged") for w in writes]
+    assert names[0] == ".prepare-unfinished" and names[-1] == "preparation.json"
+    for expected in ("work/train.tok.src", "work/bpe.codes.joint", "work/bpe.codes.joint.done",
+                     "work/train.bpe.src.chunks/00000000.out", "work/train.bpe.src.chunks/00000000.json",
+                     "work/train.bpe.src", "work/train.bpe.src.chunks/done.json", "train.src-tgt.src.heads.bin",
+                     "bpe.codes"):
+        assert expected in names, expected
+    assert names.index("work/bpe.codes.joint") < names.index("work/bpe.codes.joint.done")  # the stamp after
+
+
+GROUPS = 4
+
+
+@pytest.mark.parametrize("group", range(GROUPS))
+def test_killed_at_each_write_boundary_then_rerun_is_a_clean_run(tiny, tmp_path, group):
+    """For every boundary N (this group: N = group+1, group+1+GROUPS, ...): a run of A killed right after its
+    N-th durable write, then A again (it resumes) equals the clean A; killed the same way, then B (other BPE
+    settings, --overwrite) equals the clean B."""
+    d, writes = tiny
+    for n in range(group + 1, len(writes) + 1, GROUPS):
+        for again, clean in ((OPTIONS_A, "clean_a"), (OPTIONS_B, "clean_b")):
+            dest = tmp_path / f"n{n}-{clean}"
+            _killed_at(_args(d / "c", dest, OPTIONS_A), n)
+            _ok(_args(d / "c", dest, again))
+            assert _differences(d / clean, dest) == [], (n, writes[n - 1], again)
+            assert not (dest / ".prepare-unfinished").exists() and not (dest / ".prepare.lock").exists()
+
+
+def test_codes_of_a_killed_run_with_other_merges_are_not_reused(tiny, tmp_path):
+    """The reported case: a data-bin made with A; an --overwrite run with B killed after it replaced the BPE codes
+    and before it stamped them; then A again (--overwrite): the codes are learned again, not reused from the
+    killed run (before the fix the old stamp, which held no digest of the codes, vouched for them)."""
+    d, writes = tiny
+    dest = tmp_path / "bin"
+    _ok(_args(d / "c", dest, OPTIONS_A))
+    log = tmp_path / "b.log"
+    _ok(_args(d / "c", tmp_path / "probe", OPTIONS_B), {"FAIRSEQ_SYNTAX_WRITE_LOG": str(log)})
+    codes_write = next(i for i, line in enumerate(log.read_text().splitlines(), 1)
+                       if line.endswith("work/bpe.codes.joint"))
+    _killed_at(_args(d / "c", dest, OPTIONS_B), codes_write)  # B's codes in place, A's stamp (if any) beside
+    _ok(_args(d / "c", dest, OPTIONS_A + ["--overwrite"]))
+    assert _differences(d / "clean_a", dest) == []  # before the fix: the dictionaries and token files differed
+
+
+def test_one_prepare_at_a_time_and_a_stale_lock_is_taken_over(tiny, tmp_path):
+    """A second prepare into a folder in use stops with one line naming the folder and the holder's pid,
+    changing nothing; once the holder is killed (its lock left behind), the next run takes the lock over
+    with a line saying so and finishes."""
+    d, _ = tiny
+    dest = tmp_path / "bin"
+    argv = _args(d / "c", dest, OPTIONS_A)
+    holder, status = _forked(argv, {"FAIRSEQ_SYNTAX_STOP_AT": "bpe"}, stop=True)
+    try:
+        assert os.WIFSTOPPED(status)
+        before = sorted(os.listdir(dest))
+        second = run(preprocess("prepare") + argv + ["--overwrite"], check=False)
+        line = assert_one_line(second, dest, f"pid {holder}")
+        assert "in use by another prepare" in line
+        assert sorted(os.listdir(dest)) == before
+    finally:
+        os.kill(holder, signal.SIGKILL)
+        os.waitpid(holder, 0)
+    again = run(preprocess("prepare") + argv, check=False)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert f"taking over the lock of prepare pid {holder}" in again.stderr
+    assert _differences(d / "clean_a", dest) == []
