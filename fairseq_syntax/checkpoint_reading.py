@@ -6,11 +6,16 @@ naming the file. fairseq reads every checkpoint through ``checkpoint_utils.load_
 resuming from checkpoint_last.pt, fairseq-generate's ``--path``, the hub interface, the plugin's analysis
 commands): :func:`install` wraps that function so that these failures become a
 :class:`~fairseq_syntax.errors.SyntaxDataError` naming the checkpoint, shown as one line
-(:mod:`fairseq_syntax.error_display`). Checkpoints torch's safe loader refuses (globals outside the
-allow-list, :mod:`fairseq_syntax.checkpoint_safety`) keep torch's own message.
+(:mod:`fairseq_syntax.error_display`). So do a checkpoint torch's safe loader refuses (a global outside the
+allow-list of :mod:`fairseq_syntax.checkpoint_safety`: loading it could run code, and it is not loaded), a
+file that is not a pickle at all, and (wrapping ``load_model_ensemble_and_task``) a checkpoint whose
+parameters do not fit the model its options build here (another architecture, or another data-bin's
+dictionaries).
 """
 import functools
 import os
+import pickle
+import re
 
 from fairseq_syntax.errors import SyntaxDataError
 
@@ -39,6 +44,29 @@ def unreadable_checkpoint(path: str, exc: BaseException) -> SyntaxDataError:
     return SyntaxDataError(path, f"cannot be read ({state}): {cause}; {todo}")
 
 
+def refused_checkpoint(path: str, exc: BaseException) -> SyntaxDataError:
+    """The error for a file torch's safe loader (``weights_only=True``) refused: an object outside the allow-list
+    (named), or bytes that are not a checkpoint."""
+    text = " ".join(str(exc).split())
+    unsafe = re.search(r"unsupported GLOBAL (\S+)", text) or re.search(r"Unsupported global: GLOBAL (\S+)", text)
+    if unsafe:
+        return SyntaxDataError(path, f"refused and not loaded: it holds {unsafe.group(1)}, which is not among the "
+                               "objects a checkpoint of fairseq or this plugin holds (loading it could run code); "
+                               "use a checkpoint from a source you trust")
+    detail = re.search(r"WeightsUnpickler error: (.*?)(?: Check the documentation|$)", text)
+    return SyntaxDataError(path, f"not a checkpoint torch can read ({(detail.group(1) if detail else text)[:120]}): "
+                           "truncated, corrupt or another kind of file; use another checkpoint")
+
+
+def mismatched_checkpoint(path: str, exc: BaseException) -> SyntaxDataError:
+    """The error for a checkpoint whose parameters do not fit the model built from its options here."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    detail = next((line for line in lines if line.startswith(("size mismatch", "Missing key", "Unexpected key"))),
+                  lines[-1] if lines else type(exc).__name__)
+    return SyntaxDataError(path, "its parameters do not fit the model built here (trained with another "
+                           f"architecture, or on a data-bin with other dictionaries?): {detail[:300]}")
+
+
 def _is_unreadable(exc: BaseException) -> bool:
     if isinstance(exc, EOFError):
         return True
@@ -57,6 +85,8 @@ def install() -> None:
     def load_checkpoint_to_cpu(path, *args, **kwargs):
         try:
             return original(path, *args, **kwargs)
+        except pickle.UnpicklingError as e:
+            raise refused_checkpoint(str(path), e) from e
         except (EOFError, RuntimeError) as e:
             if not _is_unreadable(e):
                 raise
@@ -64,3 +94,15 @@ def install() -> None:
 
     load_checkpoint_to_cpu._fairseq_syntax_wrapped = True
     checkpoint_utils.load_checkpoint_to_cpu = load_checkpoint_to_cpu
+    ensemble = checkpoint_utils.load_model_ensemble_and_task
+
+    @functools.wraps(ensemble)
+    def load_model_ensemble_and_task(filenames, *args, **kwargs):
+        try:
+            return ensemble(filenames, *args, **kwargs)
+        except RuntimeError as e:
+            if "Error(s) in loading state_dict" not in str(e):
+                raise
+            raise mismatched_checkpoint(os.pathsep.join(map(str, filenames)), e) from e
+
+    checkpoint_utils.load_model_ensemble_and_task = load_model_ensemble_and_task

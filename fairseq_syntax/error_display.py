@@ -67,11 +67,23 @@ def worker_error(exc: BaseException) -> Optional[Tuple[type, str]]:
     return classes[name], " ".join(message.split())
 
 
+#: fairseq's trainer, resuming from a checkpoint that does not fit the model (a plain Exception naming the file)
+FAIRSEQ_MISFIT = "Cannot load model parameters from checkpoint "
+
+
 def one_line(exc: BaseException) -> Optional[str]:
     """The one-line message of an expected failure (without ``error: ``), or None for anything else."""
     from_worker = worker_error(exc)
     if from_worker is not None:
         return from_worker[1]
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C); a killed prepare or training resumes when the same command runs again"
+    if type(exc) is Exception and str(exc).startswith(FAIRSEQ_MISFIT):
+        from fairseq_syntax.checkpoint_reading import mismatched_checkpoint
+
+        path = str(exc)[len(FAIRSEQ_MISFIT):].split(";")[0]
+        cause = exc.__cause__ or exc.__context__
+        return " ".join(str(mismatched_checkpoint(path, cause or exc)).split())
     if isinstance(exc, (SyntaxDataError, OptionError)):
         return " ".join(str(exc).split())
     if isinstance(exc, OSError) and exc.filename is None and str(exc).startswith(FAIRSEQ_FILE_MESSAGES):
@@ -87,6 +99,8 @@ def one_line(exc: BaseException) -> Optional[str]:
 
 
 def exit_status(exc: BaseException) -> int:
+    if isinstance(exc, KeyboardInterrupt):
+        return 130  # the shell's status for a command ended by SIGINT
     from_worker = worker_error(exc)
     cls = from_worker[0] if from_worker is not None else type(exc)
     return OPTION_STATUS if issubclass(cls, OptionError) else DATA_STATUS

@@ -33,7 +33,7 @@ def run(main, argv=None):
     setup_logging()
     try:
         return main(argv)
-    except (SyntaxDataError, OptionError, OSError) as e:
+    except (SyntaxDataError, OptionError, OSError, KeyboardInterrupt) as e:
         if not report(e):
             raise
         sys.exit(exit_status(e))

@@ -34,6 +34,10 @@ def read_lines(path: str) -> List[str]:
 
 
 def check_same_length(named: Dict[str, List[str]]):
+    """Every file has as many lines as the first, and none is empty."""
+    for name, lines in named.items():
+        if not lines:
+            raise SyntaxDataError(name, "empty: no sentences to score")
     sizes = {name: len(lines) for name, lines in named.items()}
     if len(set(sizes.values())) > 1:
         first = next(iter(named))

@@ -7,7 +7,9 @@
 * the dictionaries (``dict.*.txt``, label dictionaries ``dict.*.labels.txt``);
 * ``preparation.json`` and the BPE codes it names (:mod:`fairseq_syntax.preparation.record`);
 * the parser model files the record names (UDPipe ``.udpipe`` files, a CoNLL-U lookup file), when they are
-  files no larger than ``max_parser_mb``, under ``parsers/``, the record pointing there; a spaCy package
+  files no larger than ``max_parser_mb`` that load as the recorded parser's model, under ``parsers/``, the
+  record pointing there (a record names files inside its own folder or absolute paths; any other file, or a
+  file that is not such a model, is refused with one line before anything is written); a spaCy package
   (GiNZA) or a stanza model folder stays a name the other machine installs;
 * ``README.md``: what is inside, where each part came from, and the licence note of the parser models copied.
 
@@ -26,21 +28,33 @@ import shutil
 from typing import Dict, Optional
 
 from fairseq_syntax.errors import SyntaxDataError
-from fairseq_syntax.preparation.record import RECORD_FILE, PreparationRecord
+from fairseq_syntax.parsing.base import load_parser
+from fairseq_syntax.preparation.record import RECORD_FILE, PreparationRecord, inside
 
 MODEL_FILES = ("model_path", "path")  # parser options that name a model file
 
 
-def _checkpoint_for_folder(checkpoint: str, data_dir: str, out: str, keep_optimizer: bool) -> Dict[str, object]:
+def _load_checkpoint(checkpoint: str) -> dict:
     import torch
-    from fairseq.data import data_utils
 
     import fairseq_syntax.plugin  # noqa: F401  (the allow-list of the globals fairseq checkpoints pickle)
 
+    import pickle
+
+    from fairseq_syntax.checkpoint_reading import refused_checkpoint, unreadable_checkpoint
+
     try:
-        state = torch.load(checkpoint, map_location="cpu")
+        return torch.load(checkpoint, map_location="cpu")
+    except pickle.UnpicklingError as e:
+        raise refused_checkpoint(checkpoint, e) from None
     except Exception as e:
-        raise SyntaxDataError(checkpoint, f"cannot load this checkpoint: {' '.join(str(e).split())[:300]}") from None
+        raise unreadable_checkpoint(checkpoint, e) from None
+
+
+def _checkpoint_for_folder(state: dict, data_dir: str, out: str, keep_optimizer: bool) -> Dict[str, object]:
+    import torch
+    from fairseq.data import data_utils
+
     dropped = 0
     if not keep_optimizer:
         dropped = sum(1 for k in ("last_optimizer_state",) if state.pop(k, None) is not None)
@@ -68,17 +82,10 @@ def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = T
                               "preparation record (prepare it again with this version of the plugin)")
     if not os.path.isfile(checkpoint):
         raise SyntaxDataError(checkpoint, "no such checkpoint file")
-    os.makedirs(out, exist_ok=True)
-    copied = []
-    for path in sorted(glob.glob(os.path.join(data_dir, "dict.*.txt"))):
-        shutil.copyfile(path, os.path.join(out, os.path.basename(path)))
-        copied.append(os.path.basename(path))
-    for name in sorted(set((record.bpe or {}).values())):
-        shutil.copyfile(record.bpe_codes(next(k for k, v in record.bpe.items() if v == name), data_dir),
-                        os.path.join(out, name))
-        copied.append(name)
-    parsers = []
-    packed = {}  # file name in parsers/ -> the file it holds (two languages' models of one name: lang-name)
+    state = _load_checkpoint(checkpoint)
+    codes = {name: record.bpe_codes(next(k for k, v in record.bpe.items() if v == name), data_dir)
+             for name in sorted(set((record.bpe or {}).values()))}  # named inside the data-bin, and BPE codes
+    plan = []  # (language, option, the model file, MiB, copy?): checked before anything is written
     for lang, spec in sorted(record.languages.items()):
         if spec.parser is None:
             continue
@@ -87,26 +94,45 @@ def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = T
             path = options.get(key)
             if not isinstance(path, str) or not path:
                 continue
-            src = path if os.path.isabs(path) else os.path.join(data_dir, path)
+            src = path if os.path.isabs(path) else inside(data_dir, path, f"the {lang} parser's {key}")
             if not os.path.isfile(src):
                 continue
             size_mb = os.path.getsize(src) / 2 ** 20
-            if parser_models and size_mb <= max_parser_mb:
-                os.makedirs(os.path.join(out, "parsers"), exist_ok=True)
-                name = os.path.basename(src)
-                if packed.get(name, os.path.realpath(src)) != os.path.realpath(src):
-                    name = f"{lang}-{name}"
-                packed[name] = os.path.realpath(src)
-                rel = os.path.join("parsers", name)
-                shutil.copyfile(src, os.path.join(out, rel))
-                options[key] = rel
-                parsers.append((lang, spec.parser["backend"], rel, f"{size_mb:.1f} MB", "copied"))
-            else:
-                options[key] = os.path.abspath(src)
-                parsers.append((lang, spec.parser["backend"], os.path.abspath(src), f"{size_mb:.1f} MB",
-                                "not copied" + ("" if parser_models else " (--no-parser-models)")))
+            copy = parser_models and size_mb <= max_parser_mb
+            if copy:  # only a file that loads as the recorded parser's model goes into a folder to hand on
+                load_parser(spec.parser["backend"], {**options, key: src},
+                            f"{src} (the {lang} parser model that {os.path.join(data_dir, RECORD_FILE)} names: "
+                            "not packed)")
+            plan.append((lang, key, src, size_mb, copy))
+    os.makedirs(out, exist_ok=True)
+    copied = []
+    for path in sorted(glob.glob(os.path.join(data_dir, "dict.*.txt"))):
+        shutil.copyfile(path, os.path.join(out, os.path.basename(path)))
+        copied.append(os.path.basename(path))
+    for name, path in codes.items():
+        shutil.copyfile(path, os.path.join(out, name))
+        copied.append(name)
+    parsers = []
+    packed = {}  # file name in parsers/ -> the file it holds (two languages' models of one name: lang-name)
+    for lang, key, src, size_mb, copy in plan:
+        spec = record.languages[lang]
+        options = spec.parser["options"]
+        if copy:
+            os.makedirs(os.path.join(out, "parsers"), exist_ok=True)
+            name = os.path.basename(src)
+            if packed.get(name, os.path.realpath(src)) != os.path.realpath(src):
+                name = f"{lang}-{name}"
+            packed[name] = os.path.realpath(src)
+            rel = os.path.join("parsers", name)
+            shutil.copyfile(src, os.path.join(out, rel))
+            options[key] = rel
+            parsers.append((lang, spec.parser["backend"], rel, f"{size_mb:.1f} MB", "copied"))
+        else:
+            options[key] = os.path.abspath(src)
+            parsers.append((lang, spec.parser["backend"], os.path.abspath(src), f"{size_mb:.1f} MB",
+                            "not copied" + ("" if parser_models else " (--no-parser-models)")))
     record.save(out)
-    summary = _checkpoint_for_folder(checkpoint, data_dir, out, keep_optimizer)
+    summary = _checkpoint_for_folder(state, data_dir, out, keep_optimizer)
     lines = ["# A fairseq-syntax model folder", "",
              "Made by `fairseq-syntax-pack` from", f"- checkpoint `{os.path.abspath(checkpoint)}`",
              f"- data-bin `{os.path.abspath(data_dir)}`", "",

@@ -488,9 +488,13 @@ def check_paths(args, splits, work):
             raise SyntaxDataError(path, f"{flag} names a file, not a folder: give a folder (made when missing)")
     for split, pref in splits:
         for lang in (args.source_lang, args.target_lang):
-            if not (os.path.exists(f"{pref}.{lang}.conllu") or os.path.exists(f"{pref}.{lang}")):
+            given = [p for p in (f"{pref}.{lang}.conllu", f"{pref}.{lang}") if os.path.exists(p)]
+            if not given:
                 raise SyntaxDataError(f"{pref}.{lang}", f"the {split} split's input: neither this file nor "
                                       f"{os.path.basename(pref)}.{lang}.conllu exists")
+            for path in given:  # an empty split would make an empty data-bin (or fail inside BPE)
+                if os.path.isfile(path) and os.path.getsize(path) == 0:
+                    raise SyntaxDataError(path, f"empty: the {split} split has no sentences")
 
 
 #: options that do not change what prepare writes into the data-bin

@@ -80,10 +80,18 @@ class PreparationRecord:
                 raw = json.load(f)
             if raw.get("version") != VERSION:
                 raise ValueError(f"version {raw.get('version')}, this plugin reads version {VERSION}")
-            return cls(languages={k: LanguageRecord(**v) for k, v in raw["languages"].items()}, bpe=raw.get("bpe"),
-                       bpe_merges=raw.get("bpe_merges", 0), version=raw["version"])
+            record = cls(languages={k: LanguageRecord(**v) for k, v in raw["languages"].items()},
+                         bpe=raw.get("bpe"), bpe_merges=raw.get("bpe_merges", 0), version=raw["version"])
         except (ValueError, KeyError, TypeError) as e:
             raise SyntaxDataError(path, f"not a preparation record this plugin can read: {e}") from None
+        for lang, name in (record.bpe or {}).items():
+            if not isinstance(name, str):
+                raise SyntaxDataError(path, f"the BPE codes of {lang!r} must be a file name, not {name!r}")
+            inside(data_dir, name, f"the BPE codes of {lang!r}")
+        for spec in record.languages.values():  # relative parser paths resolve inside the folder, or are refused
+            if spec.parser is not None:
+                parser_options(spec.parser, data_dir)
+        return record
 
     def language(self, lang: str, data_dir: str) -> LanguageRecord:
         if lang not in self.languages:
@@ -95,18 +103,55 @@ class PreparationRecord:
         """The absolute path of a language's BPE codes (None: no BPE)."""
         if not self.bpe:
             return None
-        path = os.path.join(data_dir, self.bpe[lang])
+        path = inside(data_dir, self.bpe[lang], f"the BPE codes of {lang!r}")
         if not os.path.exists(path):
             raise SyntaxDataError(path, "the BPE codes the preparation record names are missing")
+        check_bpe_codes(path)
         return path
 
 
+def inside(data_dir: str, name: str, what: str) -> str:
+    """The path of ``name``, a file the record of ``data_dir`` names, which must be a relative path that stays in
+    that folder (also through symbolic links): a record handed on with a model folder cannot point outside it."""
+    record = os.path.join(data_dir, RECORD_FILE)
+    if os.path.isabs(name) or ".." in name.replace("\\", "/").split("/"):
+        raise SyntaxDataError(record, f"{what}: {name!r} is not a file of this folder (a record names files inside "
+                              "its own folder only)")
+    path = os.path.join(data_dir, name)
+    root = os.path.realpath(data_dir)
+    if not os.path.realpath(path).startswith(root + os.sep):
+        raise SyntaxDataError(record, f"{what}: {name!r} leads outside this folder (a symbolic link)")
+    return path
+
+
+def check_bpe_codes(path: str) -> None:
+    """Refuse a file that is not subword-nmt BPE codes (an optional ``#version`` line, then two symbols per line)
+    with one line naming the file and line, before subword-nmt reads it (it would print the line and exit)."""
+    from fairseq_syntax.text_files import open_text
+
+    with open_text(path) as f:
+        for i, line in enumerate(f, 1):
+            if i == 1 and line.startswith("#version"):
+                continue
+            if len(line.rstrip("\r\n").split(" ")) != 2:
+                raise SyntaxDataError(f"{path}:{i}", "not BPE codes: every line holds two symbols separated by one "
+                                      "space (subword-nmt's codes file)")
+
+
+#: parser options that may name a file or folder
+PATH_OPTIONS = ("model_path", "model", "path", "model_dir")
+
+
 def parser_options(parser: dict, data_dir: str) -> dict:
-    """A recorded parser's constructor options with a relative model path resolved against the data-bin."""
+    """A recorded parser's constructor options with a relative model path resolved against the data-bin (it must
+    stay inside it: :func:`inside`); an absolute path (given at preparation) and a name (a spaCy package) stay."""
     options = dict(parser.get("options") or {})
-    for key in ("model_path", "model", "path", "model_dir"):
+    for key in PATH_OPTIONS:
         value = options.get(key)
-        if isinstance(value, str) and value and not os.path.isabs(value) and os.path.exists(
-                os.path.join(data_dir, value)):
-            options[key] = os.path.join(data_dir, value)
+        if not isinstance(value, str) or not value or os.path.isabs(value):
+            continue
+        if "/" in value or "\\" in value or value == "..":
+            options[key] = inside(data_dir, value, f"the parser's {key}")
+        elif os.path.exists(os.path.join(data_dir, value)):
+            options[key] = inside(data_dir, value, f"the parser's {key}")
     return options

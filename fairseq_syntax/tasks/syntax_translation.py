@@ -56,6 +56,7 @@ from fairseq_syntax.data.syntax_request import (
     SyntaxRequest,
     resolve_request,
 )
+from fairseq_syntax.data.long_pairs import filter_long_pairs
 from fairseq_syntax.errors import InputLineError, OptionError, SyntaxDataError
 from fairseq_syntax.inference.source import EncodedSources, RawSourceEncoder
 from fairseq_syntax.inference.target import RecordedText
@@ -98,6 +99,12 @@ class SyntaxTranslationConfig(TranslationConfig):
             "spacy (e.g. GiNZA), udpipe, conllu (look each sentence up in the CoNLL-U file "
             "--inference-parser-model) for token input"
         },
+    )
+    max_skipped_fraction: float = field(
+        default=0.05,
+        metadata={"help": "refuse to train when more than this share of a split's sentence pairs is longer than "
+                  "--max-source-positions / --max-target-positions (fairseq leaves them out; the count is logged "
+                  "either way); default 0.05"},
     )
     inference_parser_lang: Optional[str] = field(
         default=None, metadata={"help": "stanza language code for --inference-parser (default: the source language)"}
@@ -316,6 +323,12 @@ class SyntaxTranslationTask(TranslationTask):
                 ds.request = request
 
     # --- data -----------------------------------------------------------------
+    def filter_indices_by_size(self, indices, dataset, max_positions=None, ignore_invalid_inputs=False):
+        """fairseq's filter of pairs longer than the model reads, counted and checked (data/long_pairs.py)."""
+        split = next((name for name, d in self.datasets.items() if d is dataset), "?")
+        return filter_long_pairs(indices, dataset, max_positions, ignore_invalid_inputs,
+                                 self.cfg.max_skipped_fraction, split)
+
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
         task_cfg = kwargs.get("task_cfg")
         if task_cfg is not None:  # fairseq-generate: the checkpoint's saved task config
