@@ -40,23 +40,40 @@ def temporary_name(path: str) -> str:
     return f"{path}.tmp.{os.getpid()}"
 
 
+def _failed_write(tmp: str, path: str, exc: OSError) -> OSError:
+    """Remove the temporary file of a failed write; the error names the file meant (a full disk's ENOSPC from
+    write() or fsync() names none)."""
+    if os.path.exists(tmp):
+        os.remove(tmp)
+    if exc.filename is None:
+        return OSError(exc.errno, exc.strerror or str(exc), path)
+    return exc
+
+
 def replace_file(tmp: str, path: str) -> str:
     """Sync ``tmp`` and rename it over ``path`` (a write boundary)."""
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        raise _failed_write(tmp, path, e) from None
     write_boundary(path)
     return path
 
 
 def atomic_write(path: str, data: bytes) -> None:
-    """Write data to path so that path is either absent/old or complete: temp file, fsync, rename."""
+    """Write data to path so that path is either absent/old or complete: temp file, fsync, rename; on a failed
+    write (a full disk) the temporary file is removed and the error names ``path``."""
     tmp = temporary_name(path)
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        raise _failed_write(tmp, path, e) from None
     write_boundary(path)
 
 

@@ -19,6 +19,7 @@ fairseq's multi-GPU training (``torch.multiprocessing.spawn``, one process per G
 in the parent as torch's ``ProcessRaisedException`` carrying the worker's traceback as text: when that
 traceback ends in one of the plugin's expected failures, the hook shows its one line and its status.
 """
+import errno
 import os
 import sys
 from typing import Dict, Optional, Tuple
@@ -88,6 +89,10 @@ def one_line(exc: BaseException) -> Optional[str]:
         return " ".join(str(exc).split())
     if isinstance(exc, OSError) and exc.filename is None and str(exc).startswith(FAIRSEQ_FILE_MESSAGES):
         return " ".join(str(exc).split())  # fairseq's own message names the file or split
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return (f"{where}no space left on the device: free some and run the same command again (prepare resumes "
+                "from its finished steps, training from checkpoint_last.pt)")
     if isinstance(exc, OSError) and exc.filename is not None:
         what = exc.strerror or type(exc).__name__
         if isinstance(exc, NotADirectoryError):

@@ -72,6 +72,18 @@ class LabelSmoothedCrossEntropyWithDependencyCriterion(LabelSmoothedCrossEntropy
             raise OptionError(f"--dependency-normalization must be one of {NORMALIZATIONS}, not "
                              f"{self.normalization!r}")
 
+    def check_model(self, model) -> None:
+        """Refuse a model this criterion cannot train: one without a parse head (its terms would be zero)."""
+        heads = [getattr(getattr(model, part, None), "dbsa_layer", 0) for part in ("encoder", "decoder")]
+        if not any(heads):
+            raise OptionError(f"--criterion {self._name()} trains parse heads, and the model has none "
+                              "(--dbsa-encoder-layer / --dbsa-decoder-layer, e.g. --arch transformer_dbsa): give "
+                              "--criterion label_smoothed_cross_entropy, or a model with a parse head")
+
+    @classmethod
+    def _name(cls) -> str:
+        return "label_smoothed_cross_entropy_with_dependency"
+
     #: logged terms: name -> (count key, divisor of sum / count); NLL terms are logged in base 2
     LOGGED_TERMS = {"dep_enc": ("dep_enc_tokens", 2.0), "dep_dec": ("dep_dec_tokens", 2.0)}
 

@@ -54,6 +54,14 @@ class LabelSmoothedCrossEntropyWithSyncCriterion(LabelSmoothedCrossEntropyWithDe
                          dependency_lambda_enc, dependency_lambda_dec, dependency_normalization)
         self.lambda_sync = sync_lambda
 
+    def check_model(self, model) -> None:
+        super().check_model(model)
+        self._sync_spec(model)
+
+    @classmethod
+    def _name(cls) -> str:
+        return "label_smoothed_cross_entropy_with_sync"
+
     @staticmethod
     def _sync_spec(model):
         layer = int(getattr(model, "sync_layer", 0) or 0)

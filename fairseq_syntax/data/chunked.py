@@ -54,6 +54,7 @@ from typing import (
     Tuple,
 )
 
+from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.durable_files import atomic_write, write_boundary  # noqa: F401  (atomic_write: re-exported)
 from fairseq_syntax.process_tree import die_with_parent
 from fairseq_syntax.text_files import read_text_lines
@@ -344,6 +345,8 @@ def run_chunked(
     """
     if chunk_size < 1:
         raise ValueError("chunk_size must be positive")
+    if os.path.isdir(out_path):  # found now, not after the whole step has run
+        raise SyntaxDataError(out_path, "is a folder: give the path of the file to write")
     from tqdm import tqdm
 
     store = ChunkStore(out_path, key)

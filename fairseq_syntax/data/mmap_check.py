@@ -70,3 +70,20 @@ def split_prefixes(data_dir: str, split: str, src: str, tgt: str) -> List[str]:
     except OSError:
         return []
     return [os.path.join(data_dir, name[:-4]) for name in names if pattern.match(name)]
+
+
+def check_pairs(data_dir: str, split: str, src: str, tgt: str) -> None:
+    """Every dataset of ``split`` has both its files: a ``.bin`` without its ``.idx`` (or the reverse) is named,
+    with what to do (fairseq would only say the split was not found)."""
+    pattern = re.compile(rf"^{re.escape(split)}\d*\.({re.escape(src)}-{re.escape(tgt)}|{re.escape(tgt)}-"
+                         rf"{re.escape(src)})\.[^/]+\.(bin|idx)$")
+    try:
+        names = set(os.listdir(data_dir))
+    except OSError:
+        return
+    for name in sorted(n for n in names if pattern.match(n)):
+        other = name[:-3] + ("idx" if name.endswith(".bin") else "bin")
+        if other not in names:
+            raise SyntaxDataError(os.path.join(data_dir, other), f"missing, while {name} is there: the data-bin is "
+                                  "incomplete (copied or cut short?): copy it whole, or prepare it again "
+                                  "(fairseq-syntax-prepare ... --overwrite)")

@@ -319,7 +319,8 @@ def load_field(prefix: str, field: str):
     if not syntax_exists(prefix, field):
         raise SyntaxDataError(
             prefix + "." + field + ".{bin,idx}",
-            "syntax dataset not found: run preprocess/binarize.py (or preprocess/prepare.py) for this split",
+            "syntax dataset not found: prepare the data-bin with the syntax of this side (fairseq-syntax-prepare "
+            "--syntax ...), or binarize this split's parses (fairseq-syntax-binarize)",
         )
     return MMapIndexedDataset(prefix + "." + field)
 

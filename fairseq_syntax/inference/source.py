@@ -163,6 +163,10 @@ class RawSourceEncoder:
         for text, n in zip(texts, numbers):
             if "\n" in text or "\r" in text:
                 raise InputLineError(n, "holds a line break: give one sentence per line (a list of strings)")
+            bad = next((k for k, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
+            if bad is not None:  # a byte read from stdin that is not UTF-8 (Python's surrogate escape)
+                raise InputLineError(n, f"is not UTF-8 (byte 0x{ord(text[bad]) - 0xDC00:02X} at character {bad + 1}): "
+                                     "give UTF-8 text")
         prepared = [self.normalize(t.strip()) if t.strip() else "" for t in texts]
         todo = [k for k, t in enumerate(prepared) if t]
         trees = {}

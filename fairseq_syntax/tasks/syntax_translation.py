@@ -42,7 +42,7 @@ from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from fairseq_syntax.data import syntax_io
-from fairseq_syntax.data.mmap_check import check_mmap_dataset, split_prefixes
+from fairseq_syntax.data.mmap_check import check_mmap_dataset, check_pairs, split_prefixes
 from fairseq_syntax.data.parent_strategies import STRATEGIES
 from fairseq_syntax.data.subword_align import align_sentence, split_subwords
 from fairseq_syntax.data.syntax_dataset import (
@@ -272,7 +272,18 @@ class SyntaxTranslationTask(TranslationTask):
             self.add_model_needs(needs_fn())
             if not from_checkpoint:  # training: before a criterion, a trainer or a checkpoint exists
                 self.check_data_for_training(getattr(cfg, "arch", None) or type(model).__name__)
+        if not from_checkpoint:
+            self._model_for_training = model  # its criterion is checked against it (build_criterion)
         return model
+
+    def build_criterion(self, cfg, from_checkpoint=False):
+        """fairseq's criterion; one that cannot feed from the model built for training (parse-head losses on a
+        model without parse heads, L_sync without a SyncAttn layer) is refused before training starts."""
+        criterion = super().build_criterion(cfg, from_checkpoint)
+        model = getattr(self, "_model_for_training", None)
+        if model is not None and callable(getattr(criterion, "check_model", None)):
+            criterion.check_model(model)
+        return criterion
 
     def check_data_for_training(self, model_name: str) -> None:
         """Every syntax side the models read or learn (inputs and parse supervision) is in the data-bin for the
@@ -340,6 +351,7 @@ class SyntaxTranslationTask(TranslationTask):
             paths = paths[:1]
         data_path = paths[(epoch - 1) % len(paths)]
         src, tgt = self.cfg.source_lang, self.cfg.target_lang
+        check_pairs(data_path, split, src, tgt)  # a .bin without its .idx, or the reverse
         for prefix in split_prefixes(data_path, split, src, tgt):  # sizes checked before fairseq maps the files
             check_mmap_dataset(prefix)
         super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
