@@ -1,0 +1,142 @@
+#!/usr/bin/env python
+"""The Tanaka tables over seeds: per model and metric (BLEU, chrF, RIBES) the mean and standard deviation over
+its runs, the difference of means to its baseline and a p-value from the paired bootstrap over test sentences
+that averages over the runs (fairseq_syntax/evaluation/replicates.py; Clark et al. 2011), from the committed
+translations alone.
+
+A model's runs are every JSON of it (``MODEL.json`` is seed 1, ``MODEL_seedN.json`` seed N) in the dataset's
+results folders, one folder per CPU: the same seed trained on two CPUs counts twice, the CPU being part of
+the run-to-run variance (the same seed lands about one BLEU apart on two CPUs here). The references come from
+the corpus, scored as the recipes score them (Ja->En on the corpus's English tokens; En->Ja detokenised
+against the raw Japanese with sacreBLEU's ja-mecab tokenizer).
+
+    python examples/recipes/multiseed_table.py --json                # write each dataset's results/multiseed.json
+    python examples/recipes/multiseed_table.py --write docs/recipes.md   # and the tables between the markers
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+#: dataset -> (models in table order with their baselines, the metrics' tokenisation)
+DATASETS = {
+    "tanaka-ja-en": ([("transformer", None), ("rel", "transformer"), ("dep_rel", "transformer"),
+                      ("dep_rel", "rel"), ("pascal", "transformer"), ("sh", "transformer"),
+                      ("dbsa_enc", "transformer"), ("dbsa_sync", "transformer"), ("syncattn", "transformer"),
+                      ("syncattn", "dbsa_sync"), ("lstm_luong_lr001", None),
+                      ("cky_lstm_lr001", "lstm_luong_lr001")], "none"),
+    "tanaka-en-ja": ([("transformer", None), ("rel", "transformer"), ("dep_rel", "transformer"),
+                      ("dep_rel", "rel"), ("pascal_wat", "transformer"), ("sh", "transformer")], "ja-mecab"),
+}
+METRICS = ("bleu", "chrf", "ribes")
+MARKER = "<!-- multi-seed table {dataset} (examples/recipes/multiseed_table.py) -->"
+
+
+def runs(dataset, model):
+    """[(seed, cpu folder, translation lines)] of every committed run of ``model``."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "examples", dataset, "results", "*", "*.json"))):
+        name = os.path.basename(path)[:-5]
+        m = re.fullmatch(rf"{re.escape(model)}(?:_seed(\d+))?", name)
+        if not m:
+            continue
+        cpu = os.path.basename(os.path.dirname(path))
+        with open(os.path.join(os.path.dirname(path), "translations", f"{name}.txt"), encoding="utf-8") as f:
+            out.append((int(m.group(1) or 1), cpu, [line.rstrip("\n") for line in f]))
+    return sorted(out, key=lambda r: (r[0], r[1]))
+
+
+def references(dataset, corpus):
+    lang = dataset.rsplit("-", 1)[1]
+    with open(os.path.join(corpus, f"test.{lang}"), encoding="utf-8") as f:
+        lines = [line.rstrip("\n") for line in f]
+    return [line.replace(" ", "") for line in lines] if lang == "ja" else lines  # ja: the raw reference
+
+
+def table(dataset, corpus, n_samples=1000):
+    from fairseq_syntax.evaluation.replicates import compare, summarize
+
+    rows_spec, tokenize = DATASETS[dataset]
+    refs = references(dataset, corpus)
+    rows = []
+    for model, base in rows_spec:
+        mine = runs(dataset, model)
+        if not mine:
+            continue
+        row = {"model": model, "baseline": base, "runs": [{"seed": s, "cpu": c} for s, c, _ in mine]}
+        if base is None:
+            row["metrics"] = summarize([h for _, _, h in mine], refs, tokenize, METRICS)
+        else:
+            theirs = runs(dataset, base)
+            row["baseline_runs"] = [{"seed": s, "cpu": c} for s, c, _ in theirs]
+            res = compare([h for _, _, h in mine], [h for _, _, h in theirs], refs, tokenize, METRICS, n_samples)
+            row["metrics"] = {k: {"mean": v["system"]["mean"], "sd": v["system"]["sd"],
+                                  "replicates": v["system"]["replicates"], "baseline_mean": v["baseline"]["mean"],
+                                  "baseline_sd": v["baseline"]["sd"], "difference": v["difference"],
+                                  "p_value": v["p_value"]} for k, v in res.items()}
+        rows.append(row)
+    return {"dataset": dataset, "tokenize": tokenize, "resamples": n_samples,
+            "test": "paired bootstrap over test sentences averaging over runs (Clark et al. 2011)", "rows": rows}
+
+
+def markdown(result):
+    lines = ["| model (runs) | baseline (runs) | BLEU mean ± sd | Δ BLEU (p) | chrF mean ± sd | Δ chrF (p) | RIBES mean ± "
+             "sd | Δ RIBES (p) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in result["rows"]:
+        cells = [f"{r['model']} ({len(r['runs'])})",
+                 "-" if r["baseline"] is None else f"{r['baseline']} ({len(r['baseline_runs'])})"]
+        for k in METRICS:
+            m = r["metrics"][k]
+            cells.append(f"{m['mean']:.2f} ± {m['sd']:.2f}" if len(r["runs"]) > 1 else f"{m['mean']:.2f}")
+            cells.append("" if r["baseline"] is None else f"{m['difference']:+.2f} ({m['p_value']:.3f})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_markdown(path, results):
+    text = open(path, encoding="utf-8").read()
+    for result in results:
+        marker = MARKER.format(dataset=result["dataset"])
+        block = marker + "\n" + markdown(result) + "\n"
+        if marker not in text:
+            raise SystemExit(f"{path}: no {marker} to write the table after")
+        start = text.index(marker)
+        end = text.find("\n\n", start)
+        end = len(text) if end < 0 else end + 1
+        text = text[:start] + block + text[end:]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    p.add_argument("--corpus", default=os.path.join(os.environ.get("FAIRSEQ_SYNTAX_SHARED",
+                                                                   os.path.join(os.path.dirname(ROOT), "shared")),
+                                                    "data", "small_parallel_enja"),
+                   help="small_parallel_enja's folder (its test.en / test.ja)")
+    p.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    p.add_argument("--samples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--json", action="store_true", help="write examples/DATASET/results/multiseed.json")
+    p.add_argument("--write", default=None, help="a Markdown file with the tables' markers to rewrite")
+    args = p.parse_args(argv)
+    results = []
+    for dataset in args.datasets:
+        result = table(dataset, args.corpus, args.samples)
+        results.append(result)
+        print(f"### {dataset}\n\n{markdown(result)}\n")
+        if args.json:
+            with open(os.path.join(ROOT, "examples", dataset, "results", "multiseed.json"), "w", encoding="utf-8") as f:
+                json.dump(result, f, indent=1, sort_keys=True)
+                f.write("\n")
+    if args.write:
+        write_markdown(args.write, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""A system against a baseline when each was trained several times (seeds): means, spreads and a paired
+bootstrap test over test sentences that averages over the replicates.
+
+Clark, Dyer, Lavie & Smith (2011), "Better Hypothesis Testing for Statistical Machine Translation: Controlling
+for Optimizer Instability" (MultEval): report each metric as the mean over the replicates with their standard
+deviation, and test the difference of means with a bootstrap over test sentences in which every resample
+scores every replicate's output on the same sentences and averages over the replicates, so that the test sees
+the test-set variance and the optimizer's (seed) variance together.
+
+For a resample I of the N test sentences (drawn with replacement, the same for every system), a system with
+replicates X_1..X_R scores m_X(I) = mean_r metric(X_r[I]); likewise m_Y(I) for the baseline. The observed
+statistic is |mean_r metric(X_r) - mean_s metric(Y_s)|; the p-value is sacreBLEU's paired bootstrap's (Koehn
+2004 as Moses and sacreBLEU compute it): the share of the resamples whose |m_X(I) - m_Y(I)|, centred on its
+mean over the resamples, exceeds the observed statistic ((c + 1) / (n + 1)). With one replicate on each side
+this is exactly sacreBLEU's paired bootstrap test (the same resamples for the same seed).
+
+BLEU and chrF are computed from summed sufficient statistics of the resampled sentences (sacreBLEU's own
+per-sentence statistics), RIBES as the mean of its sentence scores.
+"""
+from __future__ import annotations
+
+import statistics
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+DEFAULT_SEED = 12345  # sacreBLEU's default SACREBLEU_SEED: a single-replicate test equals its paired bootstrap
+
+
+def resamples(n_sentences: int, n_samples: int = 1000, seed: Optional[int] = DEFAULT_SEED) -> np.ndarray:
+    """(n_samples, n_sentences) sentence indices drawn with replacement, as sacreBLEU draws them."""
+    rng = np.random.default_rng(seed)
+    return rng.choice(n_sentences, size=(n_samples, n_sentences), replace=True)
+
+
+def p_value(system: np.ndarray, baseline: np.ndarray, observed: float) -> float:
+    """sacreBLEU's p-value of the paired bootstrap: per resample the absolute difference, centred on its mean,
+    compared with the observed difference (``_compute_p_value``: (c + 1) / (n + 1))."""
+    diffs = np.abs(system - baseline)
+    c = int(np.sum(diffs - diffs.mean() > observed))
+    return (c + 1) / (len(diffs) + 1)
+
+
+def resampled_means(scores: Sequence[Sequence[float]], idxs: np.ndarray) -> np.ndarray:
+    """A mean-of-sentences metric (RIBES): per resample, each replicate's mean over the resampled sentences,
+    averaged over the replicates. ``scores``: (replicates, sentences)."""
+    s = np.asarray(scores, dtype=np.float64)
+    return s[:, idxs].mean(axis=2).mean(axis=0)
+
+
+def resampled_corpus_scores(stats: Sequence[np.ndarray], metric, idxs: np.ndarray) -> np.ndarray:
+    """A corpus metric of summed sufficient statistics (BLEU, chrF): per resample, each replicate's score from
+    its resampled sentences' statistics, averaged over the replicates. ``stats``: per replicate (N, k)."""
+    out = np.zeros(len(idxs))
+    for st in stats:
+        sums = np.asarray(st, dtype=np.float64)[idxs].sum(axis=1)  # (samples, k)
+        out += np.array([metric._compute_score_from_stats(list(row)).score for row in sums])
+    return out / len(stats)
+
+
+def _summary(scores: List[float]) -> dict:
+    return {"mean": statistics.fmean(scores), "sd": statistics.stdev(scores) if len(scores) > 1 else 0.0,
+            "replicates": scores}
+
+
+def corpus_scores(outputs: Sequence[Sequence[str]], refs: Sequence[str], tokenize: Optional[str], metric: str):
+    """The corpus score of each replicate (a list of hypothesis lines)."""
+    from sacrebleu.metrics import CHRF
+
+    from fairseq_syntax.evaluation.scores import _bleu, ribes
+
+    if metric == "ribes":
+        return [ribes(list(h), list(refs), tokenize) for h in outputs]
+    m = _bleu(tokenize) if metric == "bleu" else CHRF()
+    return [m.corpus_score(list(h), [list(refs)]).score for h in outputs]
+
+
+def summarize(outputs: Sequence[Sequence[str]], refs: Sequence[str], tokenize: Optional[str] = None,
+              metrics: Sequence[str] = ("bleu", "chrf", "ribes")) -> Dict[str, dict]:
+    """Per metric the mean and standard deviation of a system's replicates (no test)."""
+    return {name: _summary(corpus_scores(outputs, refs, tokenize, name)) for name in metrics}
+
+
+def compare(systems: Sequence[Sequence[str]], baselines: Sequence[Sequence[str]], refs: Sequence[str],
+            tokenize: Optional[str] = None, metrics: Sequence[str] = ("bleu", "chrf", "ribes"),
+            n_samples: int = 1000, seed: Optional[int] = DEFAULT_SEED) -> Dict[str, dict]:
+    """Per metric: the system's and the baseline's mean and standard deviation over their replicates (each a
+    list of hypothesis lines, one per reference line), the difference of means and its multi-replicate
+    bootstrap p-value (see the module docstring)."""
+    from sacrebleu.metrics import CHRF
+
+    from fairseq_syntax.evaluation.scores import _bleu, sentence_ribes
+
+    n = len(refs)
+    for k, hyp in enumerate(list(systems) + list(baselines)):
+        if len(hyp) != n:
+            raise ValueError(f"replicate {k}: {len(hyp)} lines for {n} references")
+    idxs = resamples(n, n_samples, seed)
+    out = {}
+    for name in metrics:
+        if name == "ribes":
+            sys_s = [sentence_ribes(list(h), list(refs), tokenize) for h in systems]
+            base_s = [sentence_ribes(list(h), list(refs), tokenize) for h in baselines]
+            sys_scores, base_scores = [float(np.mean(s)) for s in sys_s], [float(np.mean(s)) for s in base_s]
+            m_sys, m_base = resampled_means(sys_s, idxs), resampled_means(base_s, idxs)
+        else:
+            metric = _bleu(tokenize) if name == "bleu" else CHRF()
+            sys_st = [np.array(metric._extract_corpus_statistics(list(h), [list(refs)])) for h in systems]
+            base_st = [np.array(metric._extract_corpus_statistics(list(h), [list(refs)])) for h in baselines]
+            sys_scores = [metric._compute_score_from_stats(list(st.sum(0))).score for st in sys_st]
+            base_scores = [metric._compute_score_from_stats(list(st.sum(0))).score for st in base_st]
+            m_sys = resampled_corpus_scores(sys_st, metric, idxs)
+            m_base = resampled_corpus_scores(base_st, metric, idxs)
+        system, baseline = _summary(sys_scores), _summary(base_scores)
+        observed = abs(system["mean"] - baseline["mean"])
+        out[name] = {"system": system, "baseline": baseline, "difference": system["mean"] - baseline["mean"],
+                     "p_value": p_value(m_sys, m_base, observed), "resamples": n_samples}
+    return out
