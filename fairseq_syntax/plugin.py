@@ -7,9 +7,10 @@ Python (the analysis commands, the hub interface, tests), or when
 ``fairseq_syntax`` was imported before fairseq's ``--user-dir`` handling ran
 (fairseq then skips the subpackages).
 
-On import, ``models`` also allow-lists the globals fairseq checkpoints pickle
-(:mod:`fairseq_syntax.checkpoint_safety`: torch's ``weights_only=True`` stays
-on) and makes fairseq's prefetching threads end before the interpreter does
-(:mod:`fairseq_syntax.prefetch_shutdown`).
+Importing it also runs the plugin's start-up (:func:`fairseq_syntax.startup.install`: the checkpoint
+allow-list for torch's ``weights_only=True``, named checkpoint errors, prefetch threads that end before the
+interpreter, one-line failures of fairseq's commands), as fairseq's ``--user-dir`` import does.
 """
-from fairseq_syntax import criterions, models, tasks  # noqa: F401
+from fairseq_syntax import criterions, models, startup, tasks  # noqa: F401
+
+startup.install()

@@ -127,7 +127,7 @@ def test_syntax_needs_of_presets():
 @pytest.mark.parametrize("strategy", ["chain", "first"])
 @pytest.mark.parametrize("offset", [0, 1, 3])
 def test_gold_parents_map_back_to_gold_word_heads(strategy, offset):
-    from fairseq_syntax.analysis.induce import word_heads
+    from fairseq_syntax.data.head_decoding import word_heads
 
     words = ["a", "Fingerprint", "input", "is", "required", "."]
     heads = [2, 3, 5, 5, 0, 5]
@@ -135,7 +135,7 @@ def test_gold_parents_map_back_to_gold_word_heads(strategy, offset):
     pos = subword_parents(np.array(w), np.array(h), strategy) + offset  # model coordinates
     assert word_heads(pos, w, strategy, offset) == heads
     # MST decoding of a head that puts all its mass on the gold parents gives the gold tree
-    from fairseq_syntax.analysis.induce import word_scores
+    from fairseq_syntax.data.head_decoding import word_scores
     from fairseq_syntax.data.tree import max_spanning_tree
 
     logp = np.full((len(w) + offset + 1, len(w) + offset + 1), np.log(1e-6))

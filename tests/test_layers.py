@@ -24,11 +24,13 @@ ALLOWED = {
     "modules": {"errors", "modules"},
     "inference.source": LEAVES | {"data", "parsing", "preparation", "evaluation", "inference.source"},
     "inference.target": LEAVES | {"data", "parsing", "preparation", "evaluation", "inference.target"},
-    "models": {"errors", "modules", "data", "models", "checkpoint_safety", "checkpoint_reading", "error_display",
-               "prefetch_shutdown"},
+    "inference.raw_input": LEAVES | {"data", "parsing", "preparation", "evaluation", "inference.source",
+                                    "inference.target", "inference.raw_input"},
+    "models": {"errors", "modules", "data", "models"},
+    "startup": set(),
     "criterions": {"errors", "criterions"},
-    "tasks": LEAVES | {"data", "parsing", "inference.source", "inference.target", "preparation", "tasks",
-                       "criterions"},
+    "tasks": LEAVES | {"data", "inference.source", "inference.raw_input", "preparation", "tasks", "criterions",
+                       "startup"},
 }
 
 
@@ -60,3 +62,25 @@ def test_module_level_imports_follow_the_layers():
                 if _package(name) not in ALLOWED[layer]:
                     problems.append(f"{module} imports {name}")
     assert not problems, problems
+
+
+def test_importing_the_models_changes_nothing_and_the_user_dir_import_starts_the_plugin():
+    """The process-wide start-up (fairseq_syntax/startup.py) happens where fairseq's --user-dir loads the plugin
+    (its tasks package) and in fairseq_syntax.plugin, not as a side effect of importing a model."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "hook = sys.excepthook\n"
+        "import fairseq_syntax.models\n"
+        "from fairseq import checkpoint_utils\n"
+        "import fairseq_syntax.startup as s\n"
+        "print(sys.excepthook is hook, getattr(checkpoint_utils.load_checkpoint_to_cpu, '_fairseq_syntax_wrapped', "
+        "False), s._installed)\n"
+        "import fairseq_syntax.tasks\n"
+        "print(sys.excepthook is hook, getattr(checkpoint_utils.load_checkpoint_to_cpu, '_fairseq_syntax_wrapped', "
+        "False), s._installed)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONWARNINGS": "ignore"}).stdout.split("\n")
+    assert out[:2] == ["True False False", "False True True"], out

@@ -129,13 +129,13 @@ def test_parsing_on_the_fly_equals_the_collated_syntax(small_bin, strategy):
     batch = ds.collater([ds[i] for i in (0, 3, 5, 7)])  # unequal lengths, left-padded
     net = {k: v for k, v in batch["net_input"].items() if k in ("src_tokens", "src_lengths")}
     sample = {"net_input": net}
-    task.add_missing_source_inputs(sample)
+    task.raw_input.add_missing_source_inputs(sample)
     for name in ("src_parents", "src_labels", "src_depths"):
         assert torch.equal(sample["net_input"][name], batch["net_input"][name]), name
     # inputs already in the batch are left alone (no parse)
-    task._inference_parser = None
+    task.raw_input._parser = None
     task.cfg.inference_parser_model = "/nonexistent.conllu"
-    task.add_missing_source_inputs(batch)
+    task.raw_input.add_missing_source_inputs(batch)
 
 
 def _collated_without_syntax_inputs(task):
@@ -167,8 +167,8 @@ def test_parsing_on_the_fly_through_the_stanza_adapter(small_bin):
     task.add_model_needs(SyntaxNeeds(source={"parents", "labels"}, strategy="middle",
                                      inputs={"src_parents", "src_labels"}))
     batch, sample = _collated_without_syntax_inputs(task)
-    task._inference_parser = StanzaParser(pipeline=pipeline, pretokenized=True)
-    task.add_missing_source_inputs(sample)
+    task.raw_input._parser = StanzaParser(pipeline=pipeline, pretokenized=True)
+    task.raw_input.add_missing_source_inputs(sample)
     assert len(calls) == 1 and len(calls[0]) == 4  # one parser call per batch, token lists
     for name in ("src_parents", "src_labels"):
         assert torch.equal(sample["net_input"][name], batch["net_input"][name]), name
@@ -187,7 +187,7 @@ def test_parsing_on_the_fly_with_a_real_parser(small_bin):
     task.add_model_needs(SyntaxNeeds(source={"parents", "depths"}, strategy="first",
                                      inputs={"src_parents", "src_depths"}))
     batch, sample = _collated_without_syntax_inputs(task)
-    task.add_missing_source_inputs(sample)
+    task.raw_input.add_missing_source_inputs(sample)
     parents, tokens = sample["net_input"]["src_parents"], sample["net_input"]["src_tokens"]
     assert parents.shape == tokens.shape
     real = tokens.ne(task.src_dict.pad())

@@ -26,7 +26,7 @@ import torch
 from fairseq import hub_utils, utils
 
 import fairseq_syntax.plugin  # noqa: F401  (the models, task and criterions; the checkpoint allow-list)
-from fairseq_syntax.analysis.induce import induce_heads
+from fairseq_syntax.data.head_decoding import induce_heads
 from fairseq_syntax.data.conllu import Sentence, write_conllu
 from fairseq_syntax.data.subword_align import split_subwords
 from fairseq_syntax.inference.source import EncodedSources
@@ -38,14 +38,14 @@ class SyntaxHubInterface(hub_utils.GeneratorHubInterface):
     def __init__(self, cfg, task, models):
         super().__init__(cfg, task, models)
         if (getattr(cfg, "bpe", None) is None or getattr(cfg.bpe, "_name", None) is None) and task.record is not None:
-            self.bpe = task.recorded_text()  # output detokenised as the training text was written
+            self.bpe = task.raw_input.recorded_text()  # output detokenised as the training text was written
 
     # --- raw text ---------------------------------------------------------------------------------------------
     def encode_raw(self, sentences: List[str]) -> EncodedSources:
         """The sentences as the model reads them (token tensors carrying their aligned parse); a sentence longer
         than the model reads is an error naming it (fairseq would drop it or stop inside its batching)."""
         max_source = self.max_positions[0] if isinstance(self.max_positions, tuple) else self.max_positions
-        return self.task.encode_raw(sentences, max_positions=max_source)
+        return self.task.raw_input.encode(sentences, max_positions=max_source)
 
     def encode(self, sentence: str) -> torch.LongTensor:
         """fairseq's ``encode``: one raw sentence's token ids, made as the record says (``encode_raw`` keeps

@@ -628,7 +628,6 @@ def prepare(args):
     :class:`~fairseq_syntax.errors.SyntaxDataError`."""
 
     t_start = time.perf_counter()
-    src, tgt = args.source_lang, args.target_lang
     try:
         syntax_sides = _sides(args.syntax)
         _sides(args.pretokenized or "none", "--pretokenized")

@@ -1,0 +1,197 @@
+"""Decoding input that carries no syntax files: raw text encoded as the data-bin's record says, and token input
+parsed on the fly, both given to the model as the source syntax it reads.
+
+One :class:`RawInput` per ``syntax_translation`` task holds what fairseq's decoding entry points need
+(``fairseq-interactive``, ``fairseq-generate`` on token input, the hub interface): the task's hooks delegate
+here, and the task itself keeps the training data.
+
+* :meth:`RawInput.encode`: raw lines -> :class:`~fairseq_syntax.inference.source.EncodedSources` (the
+  record's normalisation, parser, tokens and BPE; the aligned tree when the model takes the source parse);
+* :meth:`RawInput.interactive_lines`: fairseq-interactive's buffer of lines, a line that cannot be translated
+  reported by its number in the whole input and given an empty translation;
+* :meth:`RawInput.dataset_for_inference`: fairseq's inference dataset with the lines' aligned syntax;
+* :meth:`RawInput.add_missing_source_inputs`: a batch that lacks the source fields the model takes (token
+  input) gets them, from the lines encoded above or from a parser (``--inference-parser``).
+
+Every side of syntax made here is built by :func:`side_from_rows` (rows of words, heads and labels; a row of
+None is an empty source, EOS alone, which gets an empty translation).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from fairseq import utils
+
+from fairseq_syntax.data.subword_align import align_sentence, split_subwords
+from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, collate_rows
+from fairseq_syntax.errors import InputLineError, SyntaxDataError
+from fairseq_syntax.inference.source import EncodedSources, RawSourceEncoder
+from fairseq_syntax.inference.target import RecordedText
+from fairseq_syntax.parsing import backend_options, build_parser
+from fairseq_syntax.preparation.record import RECORD_FILE, PreparationRecord, parser_options
+
+Row = Optional[Tuple[Sequence[int], Sequence[int], Optional[Sequence[int]]]]
+
+
+def side_from_rows(rows: Sequence[Row], label_dict, name: str) -> SideSyntax:
+    """A side of syntax for decoding from per-sentence (words, heads, labels) rows; a row of None is a sentence
+    without words (an empty source); labels are kept when the model's label dictionary exists and every
+    non-empty row has them."""
+    from fairseq.data import ListDataset
+
+    empty = torch.zeros(0, dtype=torch.long)
+    present = [r for r in rows if r is not None]
+    with_labels = label_dict is not None and all(r[2] is not None for r in present)
+    cols = {"words": [], "heads": [], "labels": []}
+    for r in rows:
+        for k, field in enumerate(cols):
+            cols[field].append(empty if r is None or (k == 2 and not with_labels) else torch.as_tensor(r[k]))
+    sizes = np.array([len(w) for w in cols["words"]])
+    labels = ListDataset(cols["labels"], sizes) if with_labels else None
+    return SideSyntax(ListDataset(cols["words"], sizes), ListDataset(cols["heads"], sizes), labels, label_dict,
+                      name=name)
+
+
+class RawInput:
+    """What a task decodes from input without syntax files (see the module docstring)."""
+
+    def __init__(self, task):
+        self.task = task
+        self.cfg = task.cfg
+        self.raw_text = False  # fairseq-interactive: lines are raw text, encoded with the record
+        self.tokenizer_given = False  # fairseq-interactive: --tokenizer given (then the input is not raw text)
+        self._encoder: Optional[RawSourceEncoder] = None
+        self._parser = None
+        self._lines_read = 0  # fairseq-interactive: lines encoded so far (errors count the whole input)
+        self._sources = {}  # fairseq-interactive: the current buffer's lines by their token ids
+
+    @property
+    def data_dir(self) -> str:
+        return utils.split_paths(self.cfg.data)[0]
+
+    @property
+    def record(self) -> Optional[PreparationRecord]:
+        """How the data-bin was made (DATA-BIN/preparation.json), or None for a data-bin made without one."""
+        if not hasattr(self, "_record"):
+            self._record = PreparationRecord.load(self.data_dir)
+        return self._record
+
+    # --- raw text ---------------------------------------------------------------------------------------------
+    def encode(self, lines, first_line: int = 1, max_positions: Optional[int] = None) -> EncodedSources:
+        """Raw source lines as the model reads them (see :mod:`fairseq_syntax.inference.source`); a line longer
+        than ``max_positions`` (default: --max-source-positions) is an error naming it."""
+        if self.record is None:
+            raise SyntaxDataError(os.path.join(self.data_dir, RECORD_FILE), "missing: this data-bin was prepared "
+                                  "without a preparation record; prepare it again, or give tokenised, BPE'd input")
+        if self._encoder is None:
+            override = None
+            if str(self.cfg.inference_parser) != "auto":  # an explicit --inference-parser parses raw text too
+                backend = str(self.cfg.inference_parser)
+                spec = self.record.language(self.cfg.source_lang, self.data_dir)
+                pretok = bool((spec.parser or {}).get("options", {}).get("pretokenized")) or backend == "conllu"
+                override = {"backend": backend, "options": backend_options(
+                    backend, lang=self.cfg.inference_parser_lang or self.cfg.source_lang,
+                    model=self.cfg.inference_parser_model, model_dir=self.cfg.inference_parser_model,
+                    pretokenized=pretok)}
+            self._encoder = RawSourceEncoder(self.record, self.data_dir, self.cfg.source_lang, self.task.src_dict,
+                                             self.task.src_label_dict, parser=override)
+        return self._encoder.encode(lines, first_line, bool(self.task.syntax_request.required("source")),
+                                    max_positions or self.cfg.max_source_positions)
+
+    def recorded_text(self) -> RecordedText:
+        """The record's text processing: output detokenised as the training text was written."""
+        return RecordedText(self.record, self.data_dir, self.cfg.target_lang)
+
+    def interactive_lines(self, lines) -> Tuple[EncodedSources, List[int]]:
+        """fairseq-interactive's buffer of raw lines, encoded; a line that cannot be translated (the parser fails
+        on it, it is too long) is reported on stderr by its number in the whole input and gets an empty
+        translation; what fails every line (no record, a parser that does not load) ends the session with one
+        line."""
+        first = self._lines_read + 1
+        self._lines_read += len(lines)
+        try:
+            try:
+                encoded = self.encode(lines, first_line=first)
+            except InputLineError:  # one at a time: the others still translate
+                sources = []
+                for k, line in enumerate(lines):
+                    try:
+                        sources += self.encode([line], first_line=first + k).sources
+                    except InputLineError as e:
+                        print(f"error: {e} (an empty translation)", file=sys.stderr, flush=True)
+                        sources += self.encode([""], first_line=first + k).sources
+                encoded = EncodedSources(sources)
+        except SyntaxDataError as e:  # fairseq-interactive's alone: its session ends here
+            raise SystemExit(f"error: {e}") from None
+        # fairseq-interactive hands inference_step the batch's tokens alone (its own Batch drops every other
+        # field): the parse of each line is found again there by the line's token ids; lines whose ids are the
+        # same (a character outside the vocabulary can make two lines so) are taken in input order, as
+        # fairseq's length sort is stable
+        self._sources = {}
+        for src in encoded.sources:
+            self._sources.setdefault(tuple(src.ids.tolist()), []).append(src)
+        return encoded, [t.numel() for t in encoded]
+
+    def dataset_for_inference(self, base, sources: EncodedSources):
+        """fairseq's inference dataset ``base`` of encoded raw lines, with the source syntax the model takes."""
+        if not self.task.syntax_request.required("source"):
+            return base
+        side = side_from_rows([(s.words, s.heads, s.labels) for s in sources.sources], self.task.src_label_dict,
+                              "input")
+        return SyntaxLanguagePairDataset(base, self.task.syntax_request, side, None)
+
+    # --- token input --------------------------------------------------------------------------------------------
+    def add_missing_source_inputs(self, sample) -> None:
+        """Give a batch the source fields the model takes and it lacks: fairseq-interactive's raw lines their
+        encoded parse, other token rows a parse made now (an empty source, EOS alone, none)."""
+        request = self.task.syntax_request
+        net = sample["net_input"]
+        missing = sorted(f for f in request.required("source") if "src_" + f not in net)
+        if not missing:
+            return
+        src = net["src_tokens"]
+        rows = [utils.strip_pad(row, self.task.src_dict.pad()).cpu() for row in src]
+        queues = [self._sources.get(tuple(r.tolist())) for r in rows]
+        known = [q.pop(0) if q else None for q in queues]
+        if all(k is not None for k in known):  # fairseq-interactive's raw lines: their parse, as encoded
+            side = side_from_rows([(k.words, k.heads, k.labels) for k in known], self.task.src_label_dict, "input")
+        else:
+            nonempty = [k for k, r in enumerate(rows) if r.numel() > 1]
+            parsed = dict(zip(nonempty, self.parse_rows([rows[k] for k in nonempty]))) if nonempty else {}
+            side = side_from_rows([parsed.get(k) for k in range(len(rows))], self.task.src_label_dict,
+                                  f"input parsed with {self.cfg.inference_parser}")
+        fields = collate_rows(side, missing, request.strategy_of("source"), src.size(1), self.cfg.left_pad_source,
+                              prefix="src_")
+        for name, value in fields.items():
+            net[name] = value.to(src.device)
+
+    def parse_rows(self, src_tokens) -> List[Row]:
+        """Parse token-id rows (BPE subwords + EOS) with the record's parser (or --inference-parser) and align
+        the trees to the subwords: a (words, heads, labels) row each."""
+        if self._parser is None:
+            cfg = self.cfg
+            backend = str(cfg.inference_parser)
+            record = self.record.languages.get(cfg.source_lang) if self.record is not None else None
+            if backend == "auto" and record is not None and record.parser is not None:
+                backend = record.parser["backend"]
+                options = {**parser_options(record.parser, self.data_dir), "pretokenized": True}
+            else:
+                backend = "stanza" if backend == "auto" else backend
+                options = backend_options(backend, lang=cfg.inference_parser_lang or cfg.source_lang,
+                                          model=cfg.inference_parser_model, model_dir=cfg.inference_parser_model,
+                                          pretokenized=True)
+            self._parser = build_parser(backend, **options)
+        bpe_lines = [self.task.src_dict.string(t) for t in src_tokens]  # Dictionary.string leaves EOS out
+        word_lines = [" ".join(split_subwords(line)[1]) for line in bpe_lines]
+        sents = self._parser.parse(word_lines)
+        self._parser.check(word_lines, sents, 1, "input")
+        label_dict = self.task.src_label_dict
+        out = []
+        for k, (sent, line) in enumerate(zip(sents, bpe_lines)):
+            w, h, lab = align_sentence(sent, line, f"input sentence {k + 1}")
+            out.append((w, h, [label_dict.index(x) for x in lab] if label_dict is not None else None))
+        return out

@@ -1,0 +1,31 @@
+"""The plugin's start-up: what it changes in the process, in one place.
+
+A fairseq program that loads the plugin (``--user-dir fairseq_syntax``: fairseq imports the package's ``tasks``
+and ``models``) and Python code that imports :mod:`fairseq_syntax.plugin` get these process-wide changes, once:
+
+* torch's safe loading (``weights_only=True``) stays on, with the globals fairseq checkpoints pickle
+  allow-listed (:mod:`fairseq_syntax.checkpoint_safety`);
+* fairseq's checkpoint loading names a checkpoint that cannot or must not be read, and one that does not fit
+  the model (:mod:`fairseq_syntax.checkpoint_reading`);
+* fairseq's prefetching threads end before the interpreter does (:mod:`fairseq_syntax.prefetch_shutdown`);
+* an expected failure ends a fairseq command with one line (:mod:`fairseq_syntax.error_display`).
+
+:func:`install` is called by ``fairseq_syntax/tasks/__init__.py`` (fairseq's ``--user-dir`` import) and by
+:mod:`fairseq_syntax.plugin`; importing the models alone changes nothing.
+"""
+
+_installed = False
+
+
+def install() -> None:
+    """Make the process-wide changes above (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    from fairseq_syntax import checkpoint_reading, checkpoint_safety, error_display, prefetch_shutdown
+
+    checkpoint_safety.allow_fairseq_checkpoint_globals()
+    checkpoint_reading.install()
+    prefetch_shutdown.install()
+    error_display.install_excepthook()
+    _installed = True
