@@ -77,6 +77,9 @@ def one_line(exc: BaseException) -> Optional[str]:
     from_worker = worker_error(exc)
     if from_worker is not None:
         return from_worker[1]
+    if isinstance(exc, AssertionError) and str(exc) == "--batch-size cannot be larger than --buffer-size":
+        return "--batch-size is larger than --buffer-size (fairseq-interactive reads that many lines at a time): " \
+               "give --buffer-size at least as large"
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted (Ctrl-C); a killed prepare or training resumes when the same command runs again"
     if type(exc) is Exception and str(exc).startswith(FAIRSEQ_MISFIT):

@@ -18,17 +18,30 @@ An empty line translates to an empty line; a line the parser fails on is an erro
 """
 from __future__ import annotations
 
+import glob
 import io
+import logging
 import os
 from typing import List, Union
 
 import torch
-from fairseq import hub_utils, utils
 
-import fairseq_syntax.plugin  # noqa: F401  (the models, task and criterions; the checkpoint allow-list)
+_root = logging.getLogger()
+_level, _handlers = _root.level, list(_root.handlers)
+from fairseq import hub_utils, utils  # noqa: E402  (fairseq's import may set the root logger to DEBUG)
+
+import fairseq_syntax.plugin  # noqa: E402,F401  (the models, task and criterions; the checkpoint allow-list)
+
+# a library leaves the program's logging as it was: fairseq's import calls logging.basicConfig (one of its
+# wav2vec modules), which turned the user's whole program to DEBUG and printed every INFO line of a translate
+_root.setLevel(_level)
+for _h in _root.handlers[:]:
+    if _h not in _handlers:
+        _root.removeHandler(_h)
 from fairseq_syntax.data.head_decoding import induce_heads
 from fairseq_syntax.data.conllu import Sentence, write_conllu
 from fairseq_syntax.data.subword_align import split_subwords
+from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.inference.source import EncodedSources
 
 
@@ -52,14 +65,45 @@ class SyntaxHubInterface(hub_utils.GeneratorHubInterface):
         its parse with it too)."""
         return self.encode_raw([sentence])[0]
 
-    def sample(self, sentences: Union[str, List[str]], beam: int = 1, verbose: bool = False, **kwargs):
+    def sample(self, sentences: Union[str, List[str]], beam: int = 1, verbose: bool = False, nbest: int = 1,
+               on_error: str = "raise", **kwargs):
+        """Translations of raw sentences (one string: one translation; a list: a list). ``nbest`` > 1: each
+        sentence's ``nbest`` best translations, best first, as a list. ``on_error``: a sentence that cannot be
+        translated (the parser fails on it, it is too long, not UTF-8, holds a line separator) raises
+        :class:`~fairseq_syntax.errors.InputLineError` naming it (``"raise"``, the default: nothing is
+        translated), or gets an empty translation and its error in :attr:`errors` (``"blank"``, as
+        fairseq-interactive does)."""
+        if on_error not in ("raise", "blank"):
+            raise ValueError(f"on_error must be 'raise' or 'blank', not {on_error!r}")
         if isinstance(sentences, str):
-            return self.sample([sentences], beam=beam, verbose=verbose, **kwargs)[0]
-        batched_hypos = self.generate(self.encode_raw(sentences), beam, verbose, **kwargs)
-        return [self.decode(hypos[0]["tokens"]) for hypos in batched_hypos]
+            return self.sample([sentences], beam, verbose, nbest, on_error, **kwargs)[0]
+        self.errors: List[InputLineError] = []
+        try:
+            encoded = self.encode_raw(sentences)
+        except InputLineError:
+            if on_error == "raise":
+                raise
+            sources = []
+            for k, sentence in enumerate(sentences):
+                try:
+                    sources += self.task.raw_input.encode([sentence], first_line=k + 1,
+                                                          max_positions=self._max_source()).sources
+                except InputLineError as e:
+                    self.errors.append(e)
+                    sources += self.task.raw_input.encode([""], first_line=k + 1).sources
+            encoded = EncodedSources(sources)
+        batched_hypos = self.generate(encoded, max(beam, nbest), verbose, nbest=nbest, **kwargs)
+        if nbest == 1:
+            return [self.decode(hypos[0]["tokens"]) for hypos in batched_hypos]
+        return [[self.decode(h["tokens"]) for h in hypos[:nbest]] for hypos in batched_hypos]
 
-    def translate(self, sentences: Union[str, List[str]], beam: int = 5, verbose: bool = False, **kwargs):
-        return self.sample(sentences, beam, verbose, **kwargs)
+    def translate(self, sentences: Union[str, List[str]], beam: int = 5, verbose: bool = False, nbest: int = 1,
+                  on_error: str = "raise", **kwargs):
+        """:meth:`sample` with beam 5 by default."""
+        return self.sample(sentences, beam, verbose, nbest, on_error, **kwargs)
+
+    def _max_source(self):
+        return self.max_positions[0] if isinstance(self.max_positions, tuple) else self.max_positions
 
     def decode(self, tokens: torch.LongTensor) -> str:
         text = self.string(tokens)
@@ -125,5 +169,8 @@ def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt", 
     model_path = os.path.abspath(os.path.expanduser(model_name_or_path))
     data = os.path.join(model_path, data_name_or_path)
     data = os.path.abspath(data if os.path.isdir(data) else os.path.expanduser(data_name_or_path))
+    if not glob.glob(os.path.join(data, "dict.*.txt")):
+        raise SyntaxDataError(data, "no dictionaries (dict.LANG.txt) here: give the model's data-bin as "
+                              "data_name_or_path (a folder made by fairseq-syntax-pack holds them itself)")
     x = hub_utils.from_pretrained(model_path, checkpoint_file, data, archive_map={}, **kwargs)
     return SyntaxHubInterface(x["args"], x["task"], x["models"])

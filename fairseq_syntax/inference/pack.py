@@ -69,8 +69,11 @@ def _checkpoint_for_folder(state: dict, data_dir: str, out: str, keep_optimizer:
         if not task.get("source_lang") or not task.get("target_lang"):  # inferred from the data-bin's files
             task["source_lang"], task["target_lang"] = data_utils.infer_language_pair(data_dir)
         state["cfg"] = cfg
+        languages = (task["source_lang"], task["target_lang"])
+    else:
+        languages = data_utils.infer_language_pair(data_dir)
     torch.save(state, os.path.join(out, "model.pt"))
-    return {"optimizer_state_dropped": bool(dropped)}
+    return {"optimizer_state_dropped": bool(dropped), "languages": languages}
 
 
 def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = True, max_parser_mb: float = 50.0,
@@ -133,13 +136,14 @@ def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = T
                             "not copied" + ("" if parser_models else " (--no-parser-models)")))
     record.save(out)
     summary = _checkpoint_for_folder(state, data_dir, out, keep_optimizer)
+    src, tgt = summary.pop("languages")
     lines = ["# A fairseq-syntax model folder", "",
              "Made by `fairseq-syntax-pack` from", f"- checkpoint `{os.path.abspath(checkpoint)}`",
              f"- data-bin `{os.path.abspath(data_dir)}`", "",
              "Load it with", "```python", "from fairseq_syntax.inference.hub import from_pretrained",
              "model = from_pretrained(\"THIS_FOLDER\")", "print(model.translate(\"A raw sentence.\"))", "```",
              "or, on raw text, one sentence per line:", "```bash",
-             "fairseq-interactive THIS_FOLDER --task syntax_translation --path THIS_FOLDER/model.pt \\",
+             f"fairseq-interactive THIS_FOLDER --task syntax_translation -s {src} -t {tgt} --path THIS_FOLDER/model.pt \\",
              "  --user-dir \"$(python -c 'import fairseq_syntax, os; print(os.path.dirname(fairseq_syntax.__file__))')\" \\",
              "  --buffer-size 64 --batch-size 64 < raw.txt", "```", "",
              "Files: model.pt, preparation.json, " + ", ".join(copied), "", "Parser models:"]

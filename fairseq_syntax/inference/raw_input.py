@@ -121,8 +121,8 @@ class RawInput:
                 for k, line in enumerate(lines):
                     try:
                         sources += self.encode([line], first_line=first + k).sources
-                    except InputLineError as e:
-                        print(f"error: {e} (an empty translation)", file=sys.stderr, flush=True)
+                    except InputLineError as e:  # fairseq's ids count from 0: S-/H-/D-(line - 1)
+                        print(f"error: {e} (S-{first + k - 1}: an empty translation)", file=sys.stderr, flush=True)
                         sources += self.encode([""], first_line=first + k).sources
                 encoded = EncodedSources(sources)
         except SyntaxDataError as e:  # fairseq-interactive's alone: its session ends here

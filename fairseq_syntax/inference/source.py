@@ -57,6 +57,11 @@ class EncodedSources(list):
         self.sources = list(sources)
 
 
+#: characters Python's str.splitlines() breaks lines at, besides \n and \r: inside a line they would join two
+#: words (the BPE splits on spaces only)
+LINE_SEPARATORS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
 class RawSourceEncoder:
     """Encodes raw lines of language ``lang`` as the data-bin ``data_dir`` was prepared."""
 
@@ -163,6 +168,10 @@ class RawSourceEncoder:
         for text, n in zip(texts, numbers):
             if "\n" in text or "\r" in text:
                 raise InputLineError(n, "holds a line break: give one sentence per line (a list of strings)")
+            sep = next((ch for ch in text if ch in LINE_SEPARATORS), None)
+            if sep is not None:  # a separator inside a line would join the words around it into one token
+                raise InputLineError(n, f"holds a line separator (U+{ord(sep):04X}): give one sentence per line, "
+                                     "words separated by spaces")
             bad = next((k for k, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
             if bad is not None:  # a byte read from stdin that is not UTF-8 (Python's surrogate escape)
                 raise InputLineError(n, f"is not UTF-8 (byte 0x{ord(text[bad]) - 0xDC00:02X} at character {bad + 1}): "
@@ -196,6 +205,10 @@ class RawSourceEncoder:
             joined = " ".join(tokens)
             bpe = self.bpe.process_line(joined) if (self.bpe is not None and joined) else joined
             ids = self.dictionary.encode_line(bpe, add_if_not_exist=False, append_eos=True).long()
+            unknown = int(ids.eq(self.dictionary.unk()).sum())
+            if tokens and unknown * 2 > ids.numel() - 1:
+                logger.warning("input line %d: %d of %d tokens are outside the model's vocabulary (another language "
+                               "or script?): its translation means little", numbers[k], unknown, ids.numel() - 1)
             if max_positions is not None and ids.numel() > max_positions:
                 raise InputLineError(numbers[k], f"{ids.numel()} tokens after BPE (with EOS): the model reads at "
                                                  f"most {max_positions}; split the line")

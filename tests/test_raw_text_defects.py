@@ -1,0 +1,103 @@
+"""Raw text as a new user gives it (the hub interface, fairseq-interactive, a packed folder): the packed folder's
+own interactive command runs, importing the hub leaves the program's logging alone, a bad sentence raises
+(or is blanked with on_error="blank"), nbest gives n translations, a missing data path and --batch-size
+without --buffer-size are one line, input mostly outside the vocabulary is warned about, interactive's errors
+name fairseq's S- id, and a line separator inside a line is refused."""
+import logging
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT, USER_DIR, env, run, tool
+from test_failures import assert_one_line, checkpoint  # noqa: F401  (module fixture)
+
+
+@pytest.fixture(scope="module")
+def hub(data_bin, checkpoint):  # noqa: F811
+    from fairseq_syntax.inference.hub import from_pretrained
+
+    return from_pretrained(os.path.dirname(str(checkpoint)), os.path.basename(str(checkpoint)), data_bin)
+
+
+def _sentences(data_bin, n):
+    from fairseq.data import Dictionary
+
+    d = Dictionary.load(os.path.join(data_bin, "dict.src.txt"))
+    words = [w for w in d.symbols[d.nspecial:] if not w.endswith("@@")][:12]
+    return [" ".join(words[k:k + 4]) for k in range(n)]
+
+
+def test_the_packed_folders_interactive_command_runs(data_bin, checkpoint, tmp_path):  # noqa: F811
+    folder = tmp_path / "packed"
+    run([tool("fairseq-syntax-pack"), data_bin, str(checkpoint), "-o", str(folder)])
+    readme = (folder / "README.md").read_text()
+    command = re.search(r"^(fairseq-interactive .*?)< raw\.txt$", readme, flags=re.M | re.S).group(1)
+    command = command.replace("\\\n", " ").replace("THIS_FOLDER", str(folder))
+    command = re.sub(r'"\$\(python -c .*?\)"', USER_DIR, command)
+    argv = shlex.split(command)
+    assert argv[:2] == ["fairseq-interactive", str(folder)] and "-s" in argv and "-t" in argv
+    p = run([tool(argv[0]), *argv[1:], "--cpu", "--max-len-b", "5"], input="\n".join(_sentences(data_bin, 2)) + "\n")
+    assert len(re.findall(r"^D-\d+\t", p.stdout, flags=re.M)) == 2, p.stderr[-2000:]
+
+
+def test_importing_the_hub_leaves_the_programs_logging_alone(data_bin, checkpoint):  # noqa: F811
+    code = ("import logging\nimport fairseq_syntax.inference.hub as h\nroot = logging.getLogger()\n"
+            "print(root.level, len(root.handlers))\n"
+            f"m = h.from_pretrained({os.path.dirname(str(checkpoint))!r}, {os.path.basename(str(checkpoint))!r}, "
+            f"{data_bin!r})\nprint(repr(m.translate('a b', max_len_b=3)) != '')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env(), cwd=ROOT)
+    assert p.stdout.split("\n")[:2] == [f"{logging.WARNING} 0", "True"], p.stderr[-2000:]
+    assert "INFO" not in p.stderr and "DEBUG" not in p.stderr, p.stderr[-2000:]
+
+
+def test_a_bad_sentence_raises_or_is_blanked(hub, data_bin):
+    from fairseq_syntax.errors import InputLineError
+
+    good = _sentences(data_bin, 1)[0]
+    with pytest.raises(InputLineError, match=r"input line 2: holds a line separator \(U\+2028\)"):
+        hub.translate([good, "a\u2028b"], max_len_b=3)
+    out = hub.translate([good, "a\u2028b", good], on_error="blank", max_len_b=3)
+    assert len(out) == 3 and out[1] == "" and out[0] == out[2]
+    assert [e.line for e in hub.errors] == [2]
+    with pytest.raises(ValueError, match="on_error"):
+        hub.translate(good, on_error="skip")
+
+
+def test_nbest_gives_n_translations(hub, data_bin):
+    one, two = _sentences(data_bin, 2)
+    out = hub.translate([one, two], beam=4, nbest=2, max_len_b=3)
+    assert len(out) == 2 and all(isinstance(x, list) and len(x) == 2 for x in out)
+    assert out[0][0] == hub.translate(one, beam=4, max_len_b=3)
+    assert isinstance(hub.translate(one, nbest=3, max_len_b=3), list)
+
+
+def test_a_folder_without_the_data_and_batch_size_without_buffer_size(data_bin, checkpoint, tmp_path):  # noqa: F811
+    from fairseq_syntax.errors import SyntaxDataError
+    from fairseq_syntax.inference.hub import from_pretrained
+
+    with pytest.raises(SyntaxDataError, match="no dictionaries"):
+        from_pretrained(os.path.dirname(str(checkpoint)), os.path.basename(str(checkpoint)))
+    p = run([tool("fairseq-interactive"), data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation", "--path",
+             str(checkpoint), "--cpu", "--batch-size", "8", "-s", "src", "-t", "tgt"], input="a b\n", check=False)
+    assert_one_line(p, "--batch-size is larger than --buffer-size", "--buffer-size")
+
+
+def test_input_mostly_outside_the_vocabulary_is_warned_about(hub, caplog):
+    with caplog.at_level(logging.WARNING):
+        hub.translate("ЖЖЖ ЩЩЩ ЮЮЮ", max_len_b=3)
+    assert any(re.match(r"input line 1: (\d+) of \1 tokens are outside the model's vocabulary", r.getMessage())
+               for r in caplog.records), [r.getMessage() for r in caplog.records]
+
+
+def test_interactive_names_the_s_id_and_refuses_separators(data_bin, checkpoint):  # noqa: F811
+    lines = _sentences(data_bin, 3)
+    lines[1] = lines[1].replace(" ", "\u2028", 1)
+    p = run([tool("fairseq-interactive"), data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation", "--path",
+             str(checkpoint), "--cpu", "--max-len-b", "3", "-s", "src", "-t", "tgt"], input="\n".join(lines) + "\n")
+    assert "error: input line 2: holds a line separator (U+2028)" in p.stderr
+    assert "(S-1: an empty translation)" in p.stderr
+    assert re.search(r"^D-1\t[^\t]*\t$", p.stdout, flags=re.M)
