@@ -86,3 +86,22 @@ def test_every_option_of_every_tool_has_help(module):
     undocumented = [a.option_strings or a.dest for a in all_actions(parser) if not a.help]
     assert not undocumented, (module, undocumented)
     assert parser.prog.startswith(("fairseq-syntax-", "preprocess/"))
+
+
+def test_setup_py_lists_every_console_script_of_the_cli_package():
+    """Every fairseq_syntax/cli module with a cli_main is a console script of setup.py (and the tests' table of
+    in-process entry points), and every console script names an existing cli_main."""
+    import glob
+    import importlib
+    import re
+
+    from helpers import CONSOLE_SCRIPTS, ROOT
+
+    setup = open(os.path.join(ROOT, "setup.py"), encoding="utf-8").read()
+    scripts = dict((name, module) for name, module in re.findall(r'"(fairseq-syntax-[\w-]+)=([\w.]+):cli_main"', setup))
+    mains = {os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, "fairseq_syntax", "cli", "*.py"))
+             if "\ndef cli_main(" in open(p, encoding="utf-8").read()}
+    assert {m.rsplit(".", 1)[1] for m in scripts.values()} == mains
+    for name, module in scripts.items():
+        assert callable(getattr(importlib.import_module(module), "cli_main")), name
+        assert CONSOLE_SCRIPTS.get(name) == module, name

@@ -16,7 +16,7 @@ workers), so a term added as ``lambda * nll_sum * sample_size / N`` weighs
   tokens (which the future mask cannot supervise) still count, so the term
   weighs lambda x (supervised fraction) relative to a mean.
 * ``supervised``: N = the supervised tokens: lambda x the mean CE on both
-  sides (this plugin's behaviour before 2026-11).
+  sides.
 * ``sum``: no N: the sum, as the papers' text writes the loss (Deguchi et al.
   2021 Eq. 5), which fairseq's division makes a per-target-token weight.
 

@@ -125,7 +125,7 @@ class SyntaxTransformerConfig(FairseqDataclass):
                   "(default; the authors' DBSA code): row i is the state that predicts target token i (input: "
                   "token i-1; the row fairseq's encoder-decoder attention aligns with token i, as SyncAttn's "
                   "C E C^T needs), its parent the state that predicts the parent; 'input': the states whose "
-                  "input is the token (this plugin before 2026-11)"},
+                  "input is the token"},
     )
     syntax_parent_strategy: ChoiceEnum(STRATEGIES) = field(
         default="chain",

@@ -2,11 +2,10 @@
 
 CKY attention's joint softmax (Watanabe et al. 2017, Eq. 13-14) gives the cells it all but ignores weights
 below float32's smallest normal number (the exp of a score 87 below the best), and their gradients are
-subnormal too. An x86 CPU computes with subnormal operands or results in microcode, tens of times slower:
-over the first 30 updates of the Tanaka Ja-En cky_lstm training 39% of the table's upstream gradient was
-subnormal, and the table's backward took 5.33 s of a 6.95 s update; with both mechanisms below, 0.24 s of
-1.81 s (docs/cky.md, "Speed on real text"). A value below 1.2e-38 vanishes when added to any normal one,
-so dropping it keeps the gradients; only the time changes.
+subnormal too. An x86 CPU computes with subnormal operands or results in microcode, many times slower (what
+that cost the CKY table's backward on real text, and what dropping them saves: docs/cky.md, "Speed on real
+text"). A value below 1.2e-38 vanishes when added to any normal one, so dropping it keeps the gradients; only
+the time changes.
 
 Two mechanisms, both used by the table's backward (:mod:`fairseq_syntax.modules.cky_table`):
 
