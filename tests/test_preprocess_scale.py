@@ -246,7 +246,7 @@ def test_language_filter_workers_kill_and_resume(pud_pairs, tmp_path):
 
 BPE = """
 import sys
-from fairseq_syntax.preparation.prepare import apply_bpe_file
+from fairseq_syntax.preparation.bpe import apply_bpe_file
 res = apply_bpe_file(sys.argv[1], sys.argv[2], sys.argv[3], workers=int(sys.argv[4]), chunk_size=50,
                      progress=False)
 print("reused", res.reused, "processed", res.processed)

@@ -188,7 +188,7 @@ def filter_throughput(d, n, workers, tool, chunk_size):
 def bpe_throughput(d, n, workers, merges, learn_pairs):
     from subword_nmt.learn_bpe import learn_bpe
 
-    from fairseq_syntax.preparation.prepare import apply_bpe_file
+    from fairseq_syntax.preparation.bpe import apply_bpe_file
 
     toks = [" ".join(s.tokens) for s in _sentences(EWT_TRAIN)]
     train = _write(os.path.join(d, "bpe.train"), toks)

@@ -45,7 +45,11 @@ def cky_attention_figure(path: str, data: str, output: str, source: Optional[str
     ``index`` of ``split``), its greedy translation (or the forced ``target``), the joint attention over the
     CKY levels drawn to ``output`` (PNG) and, with ``tsv``, written as target / level / start / span / weight
     rows."""
-    from fairseq_syntax.analysis.checkpoint import check_index, load_checkpoint, load_split
+    from fairseq_syntax.analysis.checkpoint import (
+        check_index,
+        load_checkpoint,
+        load_split,
+    )
     from fairseq_syntax.modules.lstm_attention import memory_states
 
     model, _cfg, task, device = load_checkpoint(path, data, cpu=cpu)

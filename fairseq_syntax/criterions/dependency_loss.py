@@ -21,6 +21,7 @@ from torch import Tensor
 
 from fairseq_syntax.errors import OptionError
 
+
 def supervised_positions(parents: Tensor, supervised: Tensor, causal: bool) -> Tensor:
     """Positions whose gold parent the parse head is trained to predict.
 

@@ -54,8 +54,8 @@ from typing import (
     Tuple,
 )
 
-from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.durable_files import atomic_write, write_boundary  # noqa: F401  (atomic_write: re-exported)
+from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.process_tree import die_with_parent
 from fairseq_syntax.text_files import read_text_lines
 

@@ -224,3 +224,21 @@ def write_conllu(sentences: Iterable[Sentence], out: TextIO) -> int:
 def sentence_from_heads(words: Sequence[str], heads: Sequence[int], labels: Optional[Sequence[str]] = None) -> Sentence:
     """Build a :class:`Sentence` in memory (tests, synthetic data)."""
     return Sentence(words, heads, labels if labels is not None else ["dep"] * len(words))
+
+
+def sentence_blocks(path: str):
+    """The sentences of a CoNLL-U file as text blocks (comment lines included, each block ending in its empty
+    line), without parsing them: the one splitter of CoNLL-U text into sentences (a block is what
+    :func:`read_conllu` reads as one sentence)."""
+    from fairseq_syntax.text_files import open_text
+
+    block = []
+    with open_text(path) as f:
+        for line in f:
+            if line.strip():
+                block.append(line)
+            elif block:
+                yield "".join(block) + "\n"
+                block = []
+    if block:
+        yield "".join(block) + "\n"

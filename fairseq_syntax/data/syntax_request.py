@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 from typing import FrozenSet, Iterable, Optional
 
 from fairseq_syntax.data.parent_strategies import STRATEGIES
-
 from fairseq_syntax.errors import OptionError
+
 logger = logging.getLogger(__name__)
 
 SIDE_FIELDS = ("parents", "depths", "labels", "words")

@@ -35,13 +35,15 @@ MODEL_FILES = ("model_path", "path")  # parser options that name a model file
 
 
 def _load_checkpoint(checkpoint: str) -> dict:
+    import pickle
+
     import torch
 
     import fairseq_syntax.plugin  # noqa: F401  (the allow-list of the globals fairseq checkpoints pickle)
-
-    import pickle
-
-    from fairseq_syntax.checkpoint_reading import refused_checkpoint, unreadable_checkpoint
+    from fairseq_syntax.checkpoint_reading import (
+        refused_checkpoint,
+        unreadable_checkpoint,
+    )
 
     try:
         return torch.load(checkpoint, map_location="cpu")

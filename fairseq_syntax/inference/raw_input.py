@@ -27,12 +27,20 @@ import torch
 from fairseq import utils
 
 from fairseq_syntax.data.subword_align import align_sentence, split_subwords
-from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, collate_rows
+from fairseq_syntax.data.syntax_dataset import (
+    SideSyntax,
+    SyntaxLanguagePairDataset,
+    collate_rows,
+)
 from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.inference.source import EncodedSources, RawSourceEncoder
 from fairseq_syntax.inference.target import RecordedText
 from fairseq_syntax.parsing import backend_options, build_parser
-from fairseq_syntax.preparation.record import RECORD_FILE, PreparationRecord, parser_options
+from fairseq_syntax.preparation.record import (
+    RECORD_FILE,
+    PreparationRecord,
+    parser_options,
+)
 
 Row = Optional[Tuple[Sequence[int], Sequence[int], Optional[Sequence[int]]]]
 

@@ -28,8 +28,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Dict, Optional
 
-from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.durable_files import replace_file, temporary_name
+from fairseq_syntax.errors import SyntaxDataError
 
 RECORD_FILE = "preparation.json"
 #: in a data-bin while prepare writes it: a killed prepare leaves it, the same command then resumes, and the

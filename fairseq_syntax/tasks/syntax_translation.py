@@ -35,10 +35,19 @@ from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from fairseq_syntax.data import syntax_io
 from fairseq_syntax.data.long_pairs import filter_long_pairs
-from fairseq_syntax.data.mmap_check import check_mmap_dataset, check_pairs, split_prefixes
+from fairseq_syntax.data.mmap_check import (
+    check_mmap_dataset,
+    check_pairs,
+    split_prefixes,
+)
 from fairseq_syntax.data.parent_strategies import STRATEGIES
 from fairseq_syntax.data.syntax_dataset import SyntaxLanguagePairDataset
-from fairseq_syntax.data.syntax_request import SIDE_FIELDS, SyntaxNeeds, SyntaxRequest, resolve_request
+from fairseq_syntax.data.syntax_request import (
+    SIDE_FIELDS,
+    SyntaxNeeds,
+    SyntaxRequest,
+    resolve_request,
+)
 from fairseq_syntax.data.syntax_sides import check_training_sides, load_side
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.inference.raw_input import RawInput

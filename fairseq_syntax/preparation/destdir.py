@@ -1,0 +1,118 @@
+"""The data-bin folder before and around the work: its paths checked before any work, the marker of an
+unfinished preparation (the options of the run writing it), a finished data-bin refused without
+``--overwrite``, fairseq-preprocess run in this process, and the test hook that stops prepare after a step.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import signal
+
+from fairseq_syntax.errors import OptionError, SyntaxDataError
+from fairseq_syntax.preparation.record import UNFINISHED_FILE
+
+logger = logging.getLogger(__name__)
+
+
+#: test hook: prepare stops itself (SIGSTOP) after the step this names ("bpe": BPE applied; "tokens":
+#: fairseq-preprocess's dictionaries and token datasets written; "syntax SPLIT LANG": that side's trees
+#: binarized), so that a test can kill it there (tests/test_failures.py)
+STOP_AT_ENV = "FAIRSEQ_SYNTAX_STOP_AT"
+
+
+
+def stop_here_for_tests(step: str) -> None:
+    if os.environ.get(STOP_AT_ENV) == step:
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+
+def check_paths(args, splits, work):
+    """Before any work: --destdir and --workdir can be folders, and every split has its input on both sides
+    (a missing valid file found after hours of parsing train would waste them)."""
+    for flag, path in (("--destdir", args.destdir), ("--workdir", work)):
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise SyntaxDataError(path, f"{flag} names a file, not a folder: give a folder (made when missing)")
+    for split, pref in splits:
+        for lang in (args.source_lang, args.target_lang):
+            given = [p for p in (f"{pref}.{lang}.conllu", f"{pref}.{lang}") if os.path.exists(p)]
+            if not given:
+                raise SyntaxDataError(f"{pref}.{lang}", f"the {split} split's input: neither this file nor "
+                                      f"{os.path.basename(pref)}.{lang}.conllu exists")
+            for path in given:  # an empty split would make an empty data-bin (or fail inside BPE)
+                if os.path.isfile(path) and os.path.getsize(path) == 0:
+                    raise SyntaxDataError(path, f"empty: the {split} split has no sentences")
+
+
+
+#: options that do not change what prepare writes into the data-bin
+NOT_IN_THE_DATA_BIN = {"workers", "no_progress", "overwrite", "shard", "record_only", "chunk_size"}
+
+
+
+def unfinished_marker(args) -> bytes:
+    """The content of DESTDIR/UNFINISHED_FILE: what it is, and the options of the run that writes the data-bin
+    (a rerun with other options does not resume it silently)."""
+    options = {k: v for k, v in sorted(vars(args).items()) if k not in NOT_IN_THE_DATA_BIN}
+    return json.dumps({"what": "prepare is writing this data-bin; if it was interrupted, run the same command "
+                       "again", "options": options}, sort_keys=True).encode("utf-8") + b"\n"
+
+
+
+def check_destdir(args, work):
+    """fairseq-preprocess refuses a --destdir with dictionaries in it, after the long steps: refuse it first,
+    or with --overwrite remove the dictionaries it would refuse (the rest of the data-bin is rewritten). A
+    data-bin that a killed prepare left unfinished (its marker, UNFINISHED_FILE) is rebuilt without
+    --overwrite when this is the same command: running it again resumes. A rebuild removes the syntax datasets
+    of the run before, so that none of a side this run does not prepare stays behind."""
+    given = args.preprocess_args.split()
+    sides = [(args.source_lang, "--srcdict"), (args.target_lang, "--tgtdict")]
+    existing = [os.path.join(args.destdir, f"dict.{lang}.txt") for lang, option in sides if option not in given]
+    existing = [d for d in existing if os.path.exists(d)]
+    marker = os.path.join(args.destdir, UNFINISHED_FILE)
+    unfinished = os.path.exists(marker)
+    if unfinished:
+        with open(marker, "rb") as f:
+            same = f.read() == unfinished_marker(args)
+        if not same and not args.overwrite:
+            raise OptionError(f"--destdir {args.destdir} was left unfinished by a prepare with other options "
+                              f"({marker}): run that command again to finish it, or give --overwrite to build "
+                              "this one there")
+        logger.info("%s: left unfinished by an interrupted prepare: resuming (finished parse and BPE work under "
+                    "%s is reused; the data-bin's files are written again)", args.destdir, work)
+        log = os.path.join(args.destdir, "preprocess.log")  # the interrupted run's fairseq-preprocess log
+        if os.path.exists(log):
+            os.remove(log)
+    if not existing and not unfinished:
+        return
+    if not args.overwrite and not unfinished:
+        raise OptionError(f"--destdir {args.destdir} already holds a data-bin ({', '.join(existing)}): give another "
+                     f"--destdir, or --overwrite to rebuild it (finished parse and BPE work under {work} is reused)")
+    for d in existing:
+        os.remove(d)
+    for name in os.listdir(args.destdir):
+        if re.search(r"\.(words|heads|labels)\.(bin|idx)$", name):
+            os.remove(os.path.join(args.destdir, name))
+
+
+
+def fairseq_preprocess(argv):
+    """fairseq-preprocess with these arguments, in this process (its workers are fairseq's own): dictionaries
+    and token datasets. Its log also goes to DESTDIR/preprocess.log, as fairseq-preprocess writes it."""
+    import logging as _logging
+
+    from fairseq import options
+    from fairseq_cli import preprocess
+
+    args = options.get_preprocessing_parser().parse_args(argv)
+    logger.info("fairseq-preprocess %s", " ".join(argv))
+    before = list(preprocess.logger.handlers)
+    try:
+        preprocess.main(args)
+    finally:  # fairseq adds a file handler per run: do not keep it (nor its open file) after this one
+        for handler in preprocess.logger.handlers[:]:
+            if handler not in before and isinstance(handler, _logging.FileHandler):
+                preprocess.logger.removeHandler(handler)
+                handler.close()

@@ -1,0 +1,124 @@
+"""Step 1 of ``prepare``: each side's tokens and trees. A syntax side uses ``PREF.LANG.conllu`` when it exists,
+else parses ``PREF.LANG`` with the side's parser into ``WORKDIR/SPLIT.LANG.conllu`` (resumable chunks,
+``--workers`` processes; every parser loaded before any parsing); its tokenised text is the parse's surface
+tokens (or syntactic words with ``--units words``). A side without syntax uses ``PREF.LANG`` as given.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.parsing.base import (
+    backend_options,
+    effective_workers,
+    load_parser,
+    parse_chunked,
+)
+from fairseq_syntax.preparation.texts import (
+    copy_text,
+    first_units,
+    normalized_text,
+    write_tokens,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def sides_of(spec, option="--syntax"):
+    spec = spec.strip()
+    if spec in ("", "none"):
+        return set()
+    sides = {x.strip() for x in spec.split(",")}
+    bad = sides - {"source", "target"}
+    if bad:
+        raise ValueError(f"{option}: unknown side(s) {sorted(bad)}: give source, target or source,target")
+    return sides
+
+
+
+def side_parser_spec(args, lang, side):
+    """(backend, constructor options, what to name in an error) of one side's parser."""
+
+    backend = getattr(args, f"parser_{side}") or args.parser or "stanza"
+    model = args.parser_model_source if side == "source" else args.parser_model_target
+    options = backend_options(backend, lang=lang, model=model, model_dir=args.stanza_dir, gpu=args.gpu,
+                              pretokenized=side in sides_of(args.pretokenized or "none", "--pretokenized"))
+    shown = options.get("model") or options.get("model_path") or options.get("model_dir") or lang
+    what = f"{side} side ({lang}): {backend} parser, model {shown}"
+    return backend, options, what
+
+
+
+def load_side_parsers(args, sides, parsers):
+    """Load the parser of every side in ``sides`` before any parsing starts, so that a wrong model fails in
+    seconds with one line (not after the other side's parse). Kept in ``parsers`` when one process parses."""
+
+    for lang, side in sides:
+        backend, options, what = side_parser_spec(args, lang, side)
+        t0 = time.perf_counter()
+        parser = load_parser(backend, options, what)
+        logger.info("%s: parser loaded in %.1fs", what, time.perf_counter() - t0)
+        if effective_workers(args.workers, args.gpu) == 1:
+            parsers[side] = parser
+        else:
+            del parser  # each worker process loads its own
+
+
+
+def parse_side(args, raw, out, lang, side, shard=None, parsers=None):
+    """Parse one side's raw text into CoNLL-U out: resumable chunks, --workers processes, or one shard."""
+
+    backend, options, what = side_parser_spec(args, lang, side)
+    workers = effective_workers(args.workers, args.gpu)
+    parser = None
+    if workers == 1:
+        parsers = {} if parsers is None else parsers
+        if side not in parsers:  # load each side's parser once, not once per split
+            parsers[side] = load_parser(backend, options, what)
+        parser = parsers[side]
+    res = parse_chunked(raw, out, parser, (backend, options), workers=workers, chunk_size=args.chunk_size,
+                        shard=shard, progress=not args.no_progress)
+    if res.reused:
+        logger.info("%s: %d sentences reused from finished chunks, %d parsed now", out, res.reused, res.processed)
+    return res
+
+
+
+def sides_to_parse(args, prefixes, syntax_sides):
+    """[(lang, side)] of the syntax sides with a split that has raw text but no CoNLL-U (the parser's work)."""
+    out = []
+    for lang, side in ((args.source_lang, "source"), (args.target_lang, "target")):
+        if side in syntax_sides and any(not os.path.exists(f"{pref}.{lang}.conllu") for pref in prefixes):
+            out.append((lang, side))
+    return out
+
+
+
+def tokenised_text(args, pref, split, lang, side, syntax_sides, work, parsers=None):
+    """Return (path of the whitespace-tokenised text, path of its CoNLL-U or None)."""
+    conllu = f"{pref}.{lang}.conllu"
+    raw = f"{pref}.{lang}"
+    if split == "train" and args.train_first:  # read only what is used: the first N pairs
+        if os.path.exists(conllu):
+            conllu = first_units(conllu, args.train_first, os.path.join(work, f"train.first.{lang}.conllu"))
+        if os.path.exists(raw):
+            raw = first_units(raw, args.train_first, os.path.join(work, f"train.first.{lang}"))
+    if getattr(args, f"normalize_{side}") == "moses" and side in syntax_sides and os.path.exists(raw) \
+            and not os.path.exists(conllu):  # text prepare parses itself; given tokens were made so before
+        raw = normalized_text(raw, os.path.join(work, f"{split}.normalized.{lang}"), lang)
+    if side in syntax_sides:
+        if not os.path.exists(conllu):
+            if not os.path.exists(raw):
+                raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
+            out = os.path.join(work, f"{split}.{lang}.conllu")
+            parse_side(args, raw, out, lang, side, parsers=parsers)
+            conllu = out
+        return write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units,
+                             not args.no_progress), conllu
+    if os.path.exists(raw):
+        return copy_text(raw, os.path.join(work, f"{split}.tok.{lang}")), None
+    if os.path.exists(conllu):
+        return write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units), None
+    raise SyntaxDataError(raw, "neither this file nor its .conllu exists")

@@ -1,0 +1,76 @@
+"""The data-bin's record of how it was made (``preparation.json``, :mod:`fairseq_syntax.preparation.record`):
+each language's tokeniser, normalisation and parser, and the BPE codes copied beside it.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+
+from fairseq_syntax.durable_files import (
+    replace_file,
+    temporary_name,
+)
+from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.preparation.parse_step import side_parser_spec, sides_of
+from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
+
+logger = logging.getLogger(__name__)
+
+
+def language_record(args, lang, side, syntax_sides, parsed_here):
+    """How this preparation made a language's tokens (:mod:`fairseq_syntax.preparation.record`): the parser is
+    recorded when prepare ran it on this side or the options name one (a side given as CoNLL-U: the parser that
+    made it), with absolute model paths and without GPU options (the record is for decoding elsewhere)."""
+    pretokenized = side in sides_of(args.pretokenized or "none", "--pretokenized")
+    parser = None
+    if parsed_here or getattr(args, f"parser_{side}") or args.parser:
+        backend, options, _ = side_parser_spec(args, lang, side)
+        options = {k: v for k, v in options.items() if k != "gpu"}
+        for key in ("model_path", "model", "model_dir", "path"):
+            value = options.get(key)
+            if isinstance(value, str) and os.path.exists(value):
+                options[key] = os.path.abspath(value)
+        parser = {"backend": backend, "options": options}
+    tokenizer = getattr(args, f"tokenizer_{side}")
+    if tokenizer == "auto":
+        tokenizer = "parser" if parser is not None and side in syntax_sides and not pretokenized else "given"
+    norm = getattr(args, f"normalize_{side}")
+    return LanguageRecord(tokenizer=tokenizer, normalize=None if norm == "none" else norm,
+                          lowercase=bool(args.lowercase), units=args.units, parser=parser)
+
+
+
+def write_record(args, syntax_sides, codes, parsed_sides=()):
+    """DESTDIR/preparation.json, and the BPE codes beside it (what decoding raw text needs); ``parsed_sides``:
+    the sides prepare parsed itself."""
+    languages = {lang: language_record(args, lang, side, syntax_sides, side in parsed_sides)
+                 for lang, side in ((args.source_lang, "source"), (args.target_lang, "target"))}
+    bpe = {}
+    for lang, path in codes.items():
+        name = "bpe.codes" if not args.separate_bpe else f"bpe.codes.{lang}"
+        dest = os.path.join(args.destdir, name)
+        shutil.copyfile(path, temporary_name(dest))
+        replace_file(temporary_name(dest), dest)
+        bpe[lang] = name
+    return PreparationRecord(languages=languages, bpe=bpe or None, bpe_merges=args.bpe_merges).save(args.destdir)
+
+
+
+def record_existing(args, syntax_sides, work):
+    """--record-only: write the preparation record of a data-bin prepared before records existed (the same
+    options as its preparation; its BPE codes are taken from WORKDIR), touching nothing else."""
+    if not os.path.exists(os.path.join(args.destdir, f"dict.{args.source_lang}.txt")):
+        raise SyntaxDataError(args.destdir, "--record-only: no data-bin here (no dict.SRC.txt)")
+    codes = {}
+    if args.bpe_merges:
+        groups = [(args.source_lang, args.target_lang)] if not args.separate_bpe else [(args.source_lang,),
+                                                                                      (args.target_lang,)]
+        for langs in groups:
+            path = os.path.join(work, f"bpe.codes.{'joint' if len(langs) == 2 else langs[0]}")
+            if not os.path.exists(path):
+                raise SyntaxDataError(path, "--record-only: the preparation's BPE codes are not in its work folder")
+            codes.update({lang: path for lang in langs})
+    path = write_record(args, syntax_sides, codes)
+    print(f"recorded {path}")
+    return path
