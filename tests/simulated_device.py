@@ -39,14 +39,26 @@ class OnDevice(torch.Tensor):
 
     @staticmethod
     def __new__(cls, elem):
+        # sizes and strides asked through the dispatcher, answered from the wrapped tensor: an in-place resize_
+        # (fairseq's beam search shrinks its offsets so) is seen by the wrapper too
         t = torch.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(),
                                                 storage_offset=elem.storage_offset(), dtype=elem.dtype,
-                                                layout=elem.layout, device=DEVICE, requires_grad=elem.requires_grad)
+                                                layout=elem.layout, device=DEVICE, requires_grad=elem.requires_grad,
+                                                dispatch_sizes_strides_policy="sizes")
         t.elem = elem
         return t
 
     def tolist(self):
         return self.elem.tolist()
+
+    # a Python list as an index is made into a tensor on the indexed tensor's device by C++ code that the
+    # dispatcher does not see: here that would be a real, data-less meta tensor; made a CPU tensor first, it
+    # reaches the dispatcher (CUDA takes CPU index tensors too)
+    def __getitem__(self, key):
+        return super().__getitem__(_list_indices(key))
+
+    def __setitem__(self, key, value):
+        return super().__setitem__(_list_indices(key), value)
 
     def __repr__(self):
         return f"OnDevice({self.elem!r})"
@@ -54,6 +66,14 @@ class OnDevice(torch.Tensor):
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         return _dispatch(func, args, kwargs or {})
+
+
+def _list_indices(key):
+    if isinstance(key, list):
+        return torch.tensor(key)
+    if isinstance(key, tuple):
+        return tuple(torch.tensor(k) if isinstance(k, list) else k for k in key)
+    return key
 
 
 def _unwrap(x):
@@ -68,7 +88,14 @@ def _is_device(device) -> bool:
     return device is not None and torch.device(device).type == DEVICE.type
 
 
+_SIZES = {_aten.sym_size.default: lambda t: t.size(), _aten.sym_stride.default: lambda t: t.stride(),
+          _aten.sym_storage_offset.default: lambda t: t.storage_offset(), _aten.sym_numel.default: lambda t: t.numel(),
+          _aten.dim.default: lambda t: t.dim()}
+
+
 def _dispatch(func, args, kwargs):
+    if func in _SIZES:
+        return _SIZES[func](args[0].elem)
     flat, _ = tree_flatten((args, kwargs))
     on_device = any(isinstance(a, OnDevice) for a in flat)
     device = kwargs.get("device")

@@ -59,11 +59,9 @@ token. The task collates target parents in the matching coordinates.
 Named architectures (presets) are in :mod:`fairseq_syntax.models.presets`.
 """
 from argparse import Namespace
-from dataclasses import dataclass, field
 from typing import Optional, Set, Tuple
 
 import torch
-from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.dataclass.utils import gen_parser_from_dataclass
 from fairseq.distributed import fsdp_wrap
 from fairseq.models import register_model
@@ -78,145 +76,22 @@ from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 from omegaconf import OmegaConf
 from torch import nn
 
-from fairseq_syntax.data.parent_strategies import STRATEGIES
 from fairseq_syntax.data.syntax_request import SyntaxNeeds
 from fairseq_syntax.errors import OptionError
+from fairseq_syntax.models.syntax_transformer_config import (  # noqa: F401  (the config: imported from here too)
+    DECODER_ROWS,
+    TERMS,
+    SyntaxTransformerConfig,
+    layer_set,
+    relative_terms,
+)
 from fairseq_syntax.models.syntax_layers import (
     AttentionSpec,
     SyntaxDecoderLayer,
     SyntaxEncoderLayer,
 )
-from fairseq_syntax.modules.dependency_attention import BIASES
-from fairseq_syntax.modules.parent_scaled_attention import WEIGHT_FUNCTIONS
-from fairseq_syntax.modules.relative_positions import IMPLEMENTATIONS, depth_buckets
+from fairseq_syntax.modules.relative_positions import depth_buckets
 from fairseq_syntax.modules.syntax_attention import AttentionInputs
-
-TERMS = ("key+value", "key", "value")
-DECODER_ROWS = ("predicting", "input")
-
-
-@dataclass
-class SyntaxTransformerConfig(FairseqDataclass):
-    """Options the syntax mechanisms add to fairseq's transformer options."""
-
-    dbsa_encoder_layer: int = field(
-        default=0,
-        metadata={"help": "DBSA: 1-based encoder layer p_e whose last self-attention head is the bi-affine "
-                  "parse head (Deguchi et al. 2019); 0 = none"},
-    )
-    dbsa_decoder_layer: int = field(
-        default=0,
-        metadata={"help": "DBSA: 1-based decoder layer p_d with the future-masked parse head; 0 = none"},
-    )
-    dbsa_bias: ChoiceEnum(BIASES) = field(
-        default="query",
-        metadata={"help": "bias term of the bi-affine scores: 'query' = Q U2 as printed in Deguchi et al. 2019 "
-                  "Eq. 14 (constant per row, so it cancels in the softmax), 'key' = K u (Dozat & Manning's head "
-                  "prior; the authors' code), 'none' = Deguchi et al. 2021 Eq. 4 (the SyncAttn presets)"},
-    )
-    dbsa_scaled: bool = field(
-        default=False,
-        metadata={"help": "divide the bi-affine scores by sqrt(d_head): softmax(Q U K^T / sqrt(d_k)) of Deguchi "
-                  "et al. 2021 Eq. 4 (the SyncAttn presets; the 2019 Eq. 14 is unscaled)"},
-    )
-    dbsa_decoder_rows: ChoiceEnum(DECODER_ROWS) = field(
-        default="predicting",
-        metadata={"help": "which decoder state a parse-head row and its parent column stand for: 'predicting' "
-                  "(default; the authors' DBSA code): row i is the state that predicts target token i (input: "
-                  "token i-1; the row fairseq's encoder-decoder attention aligns with token i, as SyncAttn's "
-                  "C E C^T needs), its parent the state that predicts the parent; 'input': the states whose "
-                  "input is the token"},
-    )
-    syntax_parent_strategy: ChoiceEnum(STRATEGIES) = field(
-        default="chain",
-        metadata={"help": "subword parent strategy the parse heads are trained for: chain for DBSA, first for "
-                  "SISA; the task's --parent-strategy auto (default) adopts it"},
-    )
-    rel_linear_k: int = field(
-        default=0,
-        metadata={"help": "relative positions (Shaw et al. 2018) in encoder self-attention: clipping distance "
-                  "k of j - i (Omote et al. 2019 Eq. 13-15; the paper uses 2); 0 = off"},
-    )
-    rel_decoder_k: int = field(
-        default=0,
-        metadata={"help": "relative positions (Shaw et al. 2018) in every decoder self-attention layer: "
-                  "clipping distance k (Omote et al.'s Transformer_rel baseline: 2, terms as --rel-linear-terms); "
-                  "0 = off"},
-    )
-    rel_dep_l: int = field(
-        default=0,
-        metadata={"help": "dependency relative positions (Omote et al. 2019) in encoder self-attention: "
-                  "clipping distance l of depth(j) - depth(i) (Eq. 16-20; the paper uses 2); 0 = off. Needs "
-                  "the source parse at training and decoding time"},
-    )
-    rel_linear_terms: ChoiceEnum(TERMS) = field(
-        default="key+value",
-        metadata={"help": "which linear relative terms: a^K in the scores (Eq. 12), a^V in the outputs "
-                  "(Eq. 11), or both"},
-    )
-    rel_dep_terms: ChoiceEnum(TERMS) = field(
-        default="key+value",
-        metadata={"help": "which dependency relative terms: b^K in the scores (Eq. 18), b^V in the outputs "
-                  "(Eq. 17), or both (the ablation of Omote et al. Table 3)"},
-    )
-    rel_encoder_layers: str = field(
-        default="all",
-        metadata={"help": "encoder layers with relative positions: 'all' or a comma list of 1-based "
-                  "layers, e.g. '1,2'"},
-    )
-    rel_no_absolute_positions: bool = field(
-        default=False,
-        metadata={"help": "drop the encoder's absolute sinusoidal positions (the ablation setting of "
-                  "Omote et al. Sec. 5.3); fairseq's --no-token-positional-embeddings drops both sides'"},
-    )
-    pascal_layer: int = field(
-        default=0,
-        metadata={"help": "PASCAL (Bugliarello & Okazaki 2020): 1-based encoder layer l_s with parent-scaled "
-                  "heads (the paper: 1); 0 = off. Needs the source parse at training and decoding time"},
-    )
-    pascal_heads: int = field(
-        default=1,
-        metadata={"help": "h_pascal: how many of that layer's heads are parent-scaled (the first ones; the "
-                  "paper's Table 2: 2 to 8 of 8)"},
-    )
-    pascal_variance: float = field(
-        default=1.0,
-        metadata={"help": "sigma^2 of the Gaussian around each token's parent (Eq. 6; the paper: 1)"},
-    )
-    pascal_weights: ChoiceEnum(WEIGHT_FUNCTIONS) = field(
-        default="gaussian",
-        metadata={"help": "D^p of the parent-scaled heads: 'gaussian' = N(j | p_t, sigma^2) (Eq. 6), "
-                  "'parent-only' = 1 on the parent's positions (|j - p_t| < 1), 0 elsewhere (Table 7b)"},
-    )
-    pascal_ignore_prob: float = field(
-        default=0.0,
-        metadata={"help": "parent ignoring q: in training, each token's parent weights are set to ones with "
-                  "this probability (the paper's Table 2: 0 to 0.4); never at inference"},
-    )
-    label_embed_dim: int = field(
-        default=0,
-        metadata={"help": "S&H baseline (Sennrich & Haddow 2016): embed each source token's dependency label in "
-                  "this many dimensions, replacing the last dimensions of its token embedding (the paper: "
-                  "10); 0 = off. Needs the source parse and dict.SRC.labels.txt"},
-    )
-    sync_layer: int = field(
-        default=0,
-        metadata={"help": "SyncAttn (Deguchi et al. 2021): 1-based decoder layer l_sync whose encoder-decoder "
-                  "attention C maps the encoder parse attention into the target (Eq. 7; the paper: 5); 0 = off. "
-                  "Needs --dbsa-encoder-layer and --dbsa-decoder-layer, and the criterion "
-                  "label_smoothed_cross_entropy_with_sync"},
-    )
-    sync_heads: int = field(
-        default=0,
-        metadata={"help": "SyncAttn: C is the average of the first N cross-attention heads of layer l_sync; "
-                  "0 (default) = all heads"},
-    )
-    rel_implementation: ChoiceEnum(IMPLEMENTATIONS) = field(
-        default="buckets",
-        metadata={"help": "buckets (default): gather/scatter over the 2c+1 distance buckets; materialised: "
-                  "the B x T x T x d reference form of the equations, for tests and the benchmark only"},
-    )
-
 
 class _LayerDrop:
     """fairseq's LayerDrop (Fan et al. 2020; its ``LayerDropModuleList``: one uniform draw per layer and
@@ -240,27 +115,6 @@ def _wrap(layer, cfg):
     if cfg.checkpoint_activations:
         layer = checkpoint_wrapper(layer, offload_to_cpu=cfg.offload_activations)
     return fsdp_wrap(layer, min_num_params=cfg.min_params_to_wrap if not cfg.checkpoint_activations else 0)
-
-
-def _terms(value, option: str) -> Tuple[bool, bool]:
-    value = str(value)
-    if value not in TERMS:
-        raise OptionError(f"--{option}: relative terms must be one of {TERMS}, not {value!r}")
-    return "key" in value, "value" in value
-
-
-def _layer_set(value, num_layers: int, option: str) -> Set[int]:
-    value = str(value).strip()
-    if value == "all":
-        return set(range(1, num_layers + 1))
-    try:
-        layers = {int(x) for x in value.split(",") if x.strip()}
-    except ValueError:
-        raise OptionError(f"--{option} must be 'all' or a comma list of layer numbers, not {value!r}") from None
-    bad = sorted(x for x in layers if not 1 <= x <= num_layers)
-    if bad:
-        raise OptionError(f"--{option}: layer(s) {bad} out of range 1..{num_layers}")
-    return layers
 
 
 def _parse_form(args) -> Tuple[str, bool]:
@@ -300,7 +154,7 @@ class SyntaxTransformerEncoder(TransformerEncoder):
                 raise OptionError(f"--{option} {layer} but the encoder has {args.encoder_layers} layers")
         self.rel_layers: Set[int] = set()
         if self.rel_linear_k or self.rel_dep_l:
-            self.rel_layers = _layer_set(getattr(args, "rel_encoder_layers", "all"), args.encoder_layers,
+            self.rel_layers = layer_set(getattr(args, "rel_encoder_layers", "all"), args.encoder_layers,
                                          "rel-encoder-layers")
         self.layer_specs = [self.layer_spec(i, args) for i in range(1, args.encoder_layers + 1)]
         # fairseq's __init__ builds the layers in order through build_encoder_layer(args), which is not told
@@ -324,10 +178,10 @@ class SyntaxTransformerEncoder(TransformerEncoder):
                            str(getattr(args, "pascal_weights", "gaussian")))
         if index in self.rel_layers:
             if self.rel_linear_k:
-                terms = _terms(getattr(args, "rel_linear_terms", "key+value"), "rel-linear-terms")
+                terms = relative_terms(getattr(args, "rel_linear_terms", "key+value"), "rel-linear-terms")
                 spec.relative["linear"] = (self.rel_linear_k, *terms)
             if self.rel_dep_l:
-                terms = _terms(getattr(args, "rel_dep_terms", "key+value"), "rel-dep-terms")
+                terms = relative_terms(getattr(args, "rel_dep_terms", "key+value"), "rel-dep-terms")
                 spec.relative["dependency"] = (self.rel_dep_l, *terms)
         return spec
 
@@ -427,7 +281,7 @@ class SyntaxTransformerDecoder(TransformerDecoder):
         if index == self.dbsa_layer:
             spec.parse_bias, spec.parse_scaled = _parse_form(args)
         if self.rel_k:
-            terms = _terms(getattr(args, "rel_linear_terms", "key+value"), "rel-linear-terms")
+            terms = relative_terms(getattr(args, "rel_linear_terms", "key+value"), "rel-linear-terms")
             spec.relative["linear"] = (self.rel_k, *terms)
         return spec
 
