@@ -1,7 +1,6 @@
 """Checkpoints that cannot or must not be loaded, pairs longer than the model reads, empty inputs to scoring and
 Ctrl-C: one line naming the file (or the option to give), nothing executed, nothing half-written (docs/design.md,
 "Errors")."""
-import os
 import shutil
 import signal
 import subprocess

@@ -333,9 +333,9 @@ def test_children_end_with_their_killed_parent(tmp_path, context):
     """A forked child of a process that called end_children_with_this_process, and a worker of the plugin's
     pool (spawned), are killed with their parent's SIGKILL; a forked child of a process that did not call it
     outlives its parent (the check can fail)."""
-    code = f"""
+    code = """
 import multiprocessing, os, sys, time
-from fairseq_syntax.data.chunked import worker_pool
+from fairseq_syntax.preparation.chunked import worker_pool
 from fairseq_syntax.process_tree import end_children_with_this_process
 if sys.argv[1] == "fork":
     if sys.argv[2] == "yes":

@@ -9,7 +9,8 @@ from conftest import require_shared
 from fairseq_syntax.data.conllu import read_conllu
 from fairseq_syntax.data.tree import unlabeled_attachment
 from fairseq_syntax.errors import SyntaxDataError
-from fairseq_syntax.parsing import build_parser, parse_file
+from fairseq_syntax.parsing import build_parser
+from fairseq_syntax.preparation.parse_files import parse_file
 from fairseq_syntax.parsing.base import Parser
 
 ZUM = """1\tEr\ter\tPRON\t_\t_\t2\tnsubj\t_\t_

@@ -1,4 +1,4 @@
-"""Preprocessing at scale: parallel, sharded, resumable chunked steps (fairseq_syntax.data.chunked).
+"""Preprocessing at scale: parallel, sharded, resumable chunked steps (fairseq_syntax.preparation.chunked).
 
 Parse (CLI, conllu lookup and UDPipe backends), language filter and BPE application: --workers 2 writes the
 same bytes as --workers 1; --shard pieces assembled equal the unsharded output with nothing redone; a run
@@ -126,7 +126,7 @@ def test_killed_parse_resumes_to_the_same_output(ewt, reference, tmp_path):
 
 
 def test_truncated_or_corrupt_chunks_are_detected_and_redone(ewt, reference, tmp_path, caplog):
-    from fairseq_syntax.parsing.base import parse_chunked
+    from fairseq_syntax.preparation.parse_files import parse_chunked
 
     out = str(tmp_path / "c.conllu")
     spec = ("conllu", {"path": ewt["gold"]})
@@ -158,7 +158,7 @@ def test_truncated_or_corrupt_chunks_are_detected_and_redone(ewt, reference, tmp
 
 def test_chunks_of_another_job_are_not_reused(ewt, tmp_path):
     """Options are part of the job key: a parse with another model redoes every chunk."""
-    from fairseq_syntax.parsing.base import parse_chunked
+    from fairseq_syntax.preparation.parse_files import parse_chunked
 
     out = str(tmp_path / "k.conllu")
     parse_chunked(ewt["tok"], out, spec=("conllu", {"path": ewt["gold"]}), chunk_size=64, shard=(0, 2),
@@ -174,7 +174,7 @@ def test_a_failed_chunk_leaves_no_pool_thread_behind():
     descriptor") after its own error (seen once in the test below under the suite's load)."""
     import threading
 
-    from fairseq_syntax.data.chunked import _call, worker_pool
+    from fairseq_syntax.preparation.chunked import _call, worker_pool
 
     before = set(threading.enumerate())
     with pytest.raises(TypeError):
@@ -202,7 +202,7 @@ def test_parse_errors_name_file_and_line_before_parsing(ewt, tmp_path):
 # --- language filter and BPE: the functions prepare runs, in a subprocess that is killed ----------------------
 FILTER = """
 import sys
-from fairseq_syntax.data.pair_filter import language_keep_file
+from fairseq_syntax.preparation.pair_selection import language_keep_file
 res = language_keep_file(sys.argv[1], sys.argv[2], sys.argv[3], ("en", "de"), "langdetect",
                          workers=int(sys.argv[4]), chunk_size=16)
 print("reused", res.reused, "processed", res.processed)

@@ -40,7 +40,7 @@ def test_pack_copies_only_a_file_that_loads_as_the_parsers_model(data_bin, check
     dest = _copy_with_record(data_bin, tmp_path, lambda r: r["languages"]["src"].update(
         parser={"backend": "conllu", "options": {"path": str(secret)}}))
     p = _pack(dest, checkpoint, tmp_path / "out")
-    line = assert_one_line(p, secret, "not packed", "cannot load the conllu parser")
+    assert_one_line(p, secret, "not packed", "cannot load the conllu parser")
     assert "root:x" not in p.stderr and not (tmp_path / "out").exists()
 
 

@@ -120,7 +120,7 @@ def machine_scaling(workers, n=20_000_000):
 
 def parse_throughput(d, n, workers, chunk_size):
     """UDPipe sentences/s for each worker count; the outputs must be identical."""
-    from fairseq_syntax.parsing.base import parse_chunked
+    from fairseq_syntax.preparation.parse_files import parse_chunked
 
     raw = _write(os.path.join(d, "parse.txt"), [_text(s) for s in _sentences(EWT_TRAIN)[:n]])
     timers, outs = {}, []
@@ -169,7 +169,7 @@ def udpipe_process_scaling(n, workers):
 
 
 def filter_throughput(d, n, workers, tool, chunk_size):
-    from fairseq_syntax.data.pair_filter import language_keep_file
+    from fairseq_syntax.preparation.pair_selection import language_keep_file
 
     en, de = ([_text(s) for s in _sentences(PUD[lang])] for lang in ("en", "de"))
     a = _write(os.path.join(d, "filter.en"), _repeat(en, n))

@@ -416,7 +416,7 @@ def _measure(name, data, src, tgt, tiny, device, dtype, token_sizes, steps, warm
         sentences += int(b["nsentences"])
     row["decode"] = {"sentences": sentences, "seconds": seconds, "sentences_per_second": sentences / seconds,
                      "steps": DECODE_STEPS, "beam": 4}
-    del trainer, model
+    trainer = model = None  # free the GPU memory before the next model
     if device == "cuda":
         torch.cuda.empty_cache()
     return row

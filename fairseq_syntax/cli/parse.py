@@ -3,9 +3,10 @@ import argparse
 
 from fairseq_syntax.cli import prog_name, run
 from fairseq_syntax.cli.common import add_scale_options
-from fairseq_syntax.data.chunked import parse_shard
+from fairseq_syntax.preparation.chunked import parse_shard
 from fairseq_syntax.parsing.base import backend_options as options
-from fairseq_syntax.parsing.base import effective_workers, load_parser, parse_chunked
+from fairseq_syntax.parsing.base import effective_workers, load_parser
+from fairseq_syntax.preparation.parse_files import parse_chunked
 from fairseq_syntax.text_files import check_readable
 
 

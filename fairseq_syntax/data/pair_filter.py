@@ -8,7 +8,6 @@
 """
 from typing import Iterable, List, Sequence, Tuple
 
-from fairseq_syntax.data.chunked import read_pairs, run_chunked
 
 LANGUAGE_TOOLS = ("langid", "langdetect")
 
@@ -22,7 +21,7 @@ def length_keep(lengths: Iterable[Tuple[int, int]], max_words: int = 0, max_rati
     ]
 
 
-def _detector(tool: str):
+def detector(tool: str):
     if tool == "langid":
         import langid
 
@@ -48,40 +47,11 @@ def language_keep(pairs: Iterable[Tuple[str, str]], langs: Sequence[str], tool: 
     """Keep a pair when the tool detects langs[0] on its source and langs[1] on its target."""
     from tqdm import tqdm
 
-    detect = _detector(tool)
+    detect = detector(tool)
     src, tgt = (lang.split("_")[0].lower() for lang in langs)
     return [detect(a) == src and detect(b) == tgt
             for a, b in tqdm(pairs, desc=f"language filter ({tool})", unit="pair", total=total,
                              disable=not progress, mininterval=1.0)]
-
-
-# --- the language filter over a corpus: resumable chunks, worker processes (fairseq_syntax.data.chunked) --------
-def _language_chunk(detector, first, pairs, src, tgt):
-    """One chunk of pairs -> lines '1' (keep) / '0' (drop)."""
-    return "".join("1\n" if detector(a) == src and detector(b) == tgt else "0\n" for a, b in pairs), len(pairs)
-
-
-def language_filter_key(langs: Sequence[str], tool: str) -> str:
-    return f"language filter {tool} {'-'.join(langs)}"
-
-
-def language_keep_file(src_path: str, tgt_path: str, mask_path: str, langs: Sequence[str], tool: str = "langid",
-                       workers: int = 1, chunk_size: int = 2048, shard=None, progress: bool = False, items=None,
-                       **chunk_options):
-    """Run the language filter over two parallel text files; write ``mask_path`` (one '1'/'0' line per pair).
-
-    In resumable chunks and over ``workers`` processes (each builds its own identifier); ``shard = (i, n)``
-    does only shard i of n. ``items`` replaces the pairs read from the two files (see
-    :func:`fairseq_syntax.data.chunked.run_chunked`). Returns the ChunkResult.
-    """
-
-    if tool not in LANGUAGE_TOOLS:
-        raise ValueError(f"unknown language identifier {tool!r} (one of {', '.join(LANGUAGE_TOOLS)})")
-    src, tgt = (lang.split("_")[0].lower() for lang in langs)
-    return run_chunked(items or read_pairs(src_path, tgt_path), mask_path, _language_chunk,
-                       language_filter_key(langs, tool), chunk_size=chunk_size, task_args=(src, tgt),
-                       init=_detector, init_args=(tool,), workers=workers, shard=shard, progress=progress,
-                       desc=f"language filter ({tool})", unit="pair", **chunk_options)
 
 
 def read_mask(mask_path: str) -> List[bool]:

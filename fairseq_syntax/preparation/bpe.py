@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 
-from fairseq_syntax.data.chunked import file_sha1, read_lines, run_chunked
+from fairseq_syntax.preparation.chunked import file_sha1, read_lines, run_chunked
 from fairseq_syntax.durable_files import (
     file_sha256,
     replace_file,

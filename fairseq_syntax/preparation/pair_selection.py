@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Sequence
 
-from fairseq_syntax.data.chunked import parse_shard
-from fairseq_syntax.data.pair_filter import language_keep_file, length_keep, read_mask
+from fairseq_syntax.data.pair_filter import LANGUAGE_TOOLS, detector, length_keep, read_mask
+from fairseq_syntax.preparation.chunked import parse_shard, read_pairs, run_chunked
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.preparation.texts import select_units
 
@@ -64,3 +65,32 @@ def select_training_pairs(args, texts, conllus, work):
                                                    os.path.join(work, f"train.selected.{lang}.conllu"))
     logger.info("train: kept %d of %d pairs (%s)", kept, len(keep), filters)
     return kept
+
+
+# --- the language filter over a corpus: resumable chunks, worker processes (preparation/chunked.py)
+def _language_chunk(detector, first, pairs, src, tgt):
+    """One chunk of pairs -> lines '1' (keep) / '0' (drop)."""
+    return "".join("1\n" if detector(a) == src and detector(b) == tgt else "0\n" for a, b in pairs), len(pairs)
+
+
+def language_filter_key(langs: Sequence[str], tool: str) -> str:
+    return f"language filter {tool} {'-'.join(langs)}"
+
+
+def language_keep_file(src_path: str, tgt_path: str, mask_path: str, langs: Sequence[str], tool: str = "langid",
+                       workers: int = 1, chunk_size: int = 2048, shard=None, progress: bool = False, items=None,
+                       **chunk_options):
+    """Run the language filter over two parallel text files; write ``mask_path`` (one '1'/'0' line per pair).
+
+    In resumable chunks and over ``workers`` processes (each builds its own identifier); ``shard = (i, n)``
+    does only shard i of n. ``items`` replaces the pairs read from the two files (see
+    :func:`fairseq_syntax.preparation.chunked.run_chunked`). Returns the ChunkResult.
+    """
+
+    if tool not in LANGUAGE_TOOLS:
+        raise ValueError(f"unknown language identifier {tool!r} (one of {', '.join(LANGUAGE_TOOLS)})")
+    src, tgt = (lang.split("_")[0].lower() for lang in langs)
+    return run_chunked(items or read_pairs(src_path, tgt_path), mask_path, _language_chunk,
+                       language_filter_key(langs, tool), chunk_size=chunk_size, task_args=(src, tgt),
+                       init=detector, init_args=(tool,), workers=workers, shard=shard, progress=progress,
+                       desc=f"language filter ({tool})", unit="pair", **chunk_options)

@@ -14,8 +14,8 @@ from fairseq_syntax.parsing.base import (
     backend_options,
     effective_workers,
     load_parser,
-    parse_chunked,
 )
+from fairseq_syntax.preparation.parse_files import parse_chunked
 from fairseq_syntax.preparation.texts import (
     copy_text,
     first_units,

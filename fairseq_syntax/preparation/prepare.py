@@ -31,7 +31,7 @@ import os
 import time
 
 from fairseq_syntax.data.binarize import align_and_binarize
-from fairseq_syntax.data.chunked import parse_shard
+from fairseq_syntax.preparation.chunked import parse_shard
 from fairseq_syntax.durable_files import (
     atomic_write,
 )

@@ -9,7 +9,7 @@ import itertools
 import logging
 import os
 
-from fairseq_syntax.data.chunked import ChunkStore
+from fairseq_syntax.preparation.chunked import ChunkStore
 from fairseq_syntax.data.conllu import read_conllu, sentence_blocks
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.preparation.pair_selection import language_mask
