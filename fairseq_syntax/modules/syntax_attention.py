@@ -186,8 +186,10 @@ class SyntaxSelfAttention(MultiheadAttention):
         if self.parse_head is not None:
             # the parse head in float32 (Eq. 14): the 2019 form is unscaled, and Q U1 K^T leaves fp16's range
             # (65,504) with large activations, where it would turn the row into NaN
-            parse = self.parse_head(q[:, -1].float(), k[:, -1].float()).unsqueeze(1)
-            parse = _masked(parse, attn_mask, masked, tgt_len, src_len)
+            # (outside autocast too, which would run the matmuls in half precision again)
+            with torch.autocast(query.device.type, enabled=False):
+                parse = self.parse_head(q[:, -1].float(), k[:, -1].float()).unsqueeze(1)
+            parse = _masked(parse.float(), attn_mask, masked, tgt_len, src_len)
             if before_softmax:
                 return torch.cat([scores, parse], dim=1), v
             parse_logprobs = F.log_softmax(parse[:, 0], dim=-1)
