@@ -10,7 +10,7 @@ import pytest
 from helpers import ROOT, generate_cmd, run, tool, train_cmd
 
 
-@pytest.mark.parametrize("arch", ["lstm_luong_tiny", "cky_lstm_tiny"])
+@pytest.mark.parametrize("arch", ["lstm_luong_tiny", pytest.param("cky_lstm_tiny", marks=pytest.mark.slow)])
 def test_preset_train_generate_restore(arch, data_bin, tmp_path):
     save = str(tmp_path / "ck")
     # no parse needed: fairseq's own translation task for the baseline (the syntax task for the CKY model)

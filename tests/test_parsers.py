@@ -133,6 +133,7 @@ def _uas(gold, pred):
     return c / n
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("ja_ginza") is None, reason="ja-ginza is not installed")
 def test_ginza_parses_japanese_pud_from_gold_words(tmp_path, record_property):
     path = require_shared("data", "UD_Japanese-PUD", "ja_pud-ud-test.conllu")

@@ -16,6 +16,8 @@ N_TRAIN, N_TEST = 300, 12
 # a length limit that does not depend on the batch (fairseq's max_len_a scales the longest source of the batch)
 GENERATION = {"beam": 4, "lenpen": 0.6, "max_len_a": 0, "max_len_b": 40}
 
+pytestmark = pytest.mark.slow  # its module fixture trains on the real Multi30k slice (~45 s)
+
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
