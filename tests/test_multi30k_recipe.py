@@ -13,7 +13,8 @@ from helpers import ROOT
 from test_recipes import listed_models, recipe
 
 DATASET = "multi30k-en-de"
-MODELS = ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dbsa_enc", "dbsa_dec", "dbsa", "pascal",
+MODELS = ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dep_rel_self", "dbsa_enc", "dbsa_dec", "dbsa",
+          "pascal",
           "sisa", "sh", "ch", "dbsa_sync", "syncattn", "lstm_luong", "cky_lstm"]
 #: tries of one principled change: try -> (the model it changes, the options the try sets)
 TRIES = {"dbsa_enc_lambda05": ("dbsa_enc", {"--dependency-lambda-enc": "0.5"}),
@@ -28,6 +29,8 @@ TRIES = {"dbsa_enc_lambda05": ("dbsa_enc", {"--dependency-lambda-enc": "0.5"}),
             for m in ("lstm_luong", "cky_lstm")}}
 #: second seeds of a model outside MODELS (the seed noise at a kept try): name -> the model it reseeds
 SEEDS = {"lstm_luong_lr001_seed2": "lstm_luong_lr001"}
+#: other ways to decode a model's checkpoint (evaluate.sh only): name -> the model
+DECODINGS = {"dep_rel_self_own": "dep_rel_self"}
 
 
 def options(command):
@@ -52,7 +55,7 @@ def train_command(model, work, **variables):
 
 def test_multi30k_settings(tmp_path):
     work = str(tmp_path)
-    assert sorted(listed_models(DATASET, work)) == sorted(MODELS + list(TRIES) + list(SEEDS))
+    assert sorted(listed_models(DATASET, work)) == sorted(MODELS + list(TRIES) + list(SEEDS) + list(DECODINGS))
     for variant in ("main", "ch"):
         os.makedirs(tmp_path / variant / "data-bin")
     cpu = {m: train_command(m, work) for m in MODELS}

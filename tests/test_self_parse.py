@@ -134,3 +134,158 @@ def test_word_arc_scores_are_induce_parses_scores():
             off = ~np.eye(nw, dtype=bool)  # a word heading itself is no arc (NEG here)
             assert np.allclose(ref[1:, 1:][off], arcs[b, :nw, :nw].T.numpy()[off], atol=1e-6)
             assert np.allclose(ref[1:, 0], root[b, :nw].numpy())
+
+
+# --- the self-parsing encoder (--self-parse) ---------------------------------------------------------------------
+def _self_parsing_model(**overrides):
+    import argparse
+
+    from fairseq.data import Dictionary
+    from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+
+    import fairseq_syntax.plugin  # noqa: F401
+
+    d = Dictionary()
+    for sym in ("the", "dog@@", "gy", "barks", "a", "cat@@", "s", "sleep", "hi"):
+        d.add_symbol(sym)
+    args = argparse.Namespace(arch="transformer_dep_rel_self_tiny", dropout=0.0, attention_dropout=0.0,
+                              share_all_embeddings=True, encoder_layers=3, decoder_layers=1, **overrides)
+    ARCH_CONFIG_REGISTRY[args.arch](args)
+    task = argparse.Namespace(source_dictionary=d, target_dictionary=d)
+    torch.manual_seed(5)
+    return ARCH_MODEL_REGISTRY[args.arch].build_model(args, task), d
+
+
+def _batch(d):
+    rows = [["the", "dog@@", "gy", "barks"], ["a", "cat@@", "s", "sleep"], ["hi"]]
+    width = 5
+    toks = torch.full((3, width), d.pad())
+    for b, r in enumerate(rows):
+        ids = [d.index(w) for w in r] + [d.eos()]
+        toks[b, width - len(ids):] = torch.tensor(ids)
+    return toks, torch.tensor([len(r) + 1 for r in rows])
+
+
+def _own_depths(model, toks, logp):
+    word = bt.subword_word_index(toks, model.encoder.bpe_continues, model.encoder.padding_idx, model.encoder.dictionary.eos())
+    arcs, root = bt.word_arc_scores(logp, word, "chain")
+    heads = bt.eisner_heads(arcs, root, word.amax(1))
+    return bt.tree_inputs(heads, word, toks.eq(model.encoder.dictionary.eos()).long().argmax(1))[0]
+
+
+def test_a_self_parsing_encoder_reads_its_own_tree_above_its_parse_head():
+    """Without a tree in the batch (parser-free decoding) the layers above the parse head read the head's decoded
+    tree: the same output as given that tree as src_depths; the layers up to the head have no dependency terms;
+    given a parser's tree, it reads that one."""
+    model, d = _self_parsing_model()
+    model.eval()
+    enc = model.encoder
+    assert enc.dbsa_layer == 1
+    assert "dependency" not in enc.layers[0].self_attn.relative and "linear" in enc.layers[0].self_attn.relative
+    assert all("dependency" in layer.self_attn.relative for layer in enc.layers[1:])
+    toks, lengths = _batch(d)
+    with torch.no_grad():
+        own = enc(toks, lengths)
+        depths = _own_depths(model, toks, own["encoder_parse_logprobs"][0])
+        fed = enc(toks, lengths, src_depths=depths)
+        parser = enc(toks, lengths, src_depths=torch.zeros_like(depths))
+    assert torch.equal(own["encoder_out"][0], fed["encoder_out"][0])
+    assert not torch.equal(own["encoder_out"][0], parser["encoder_out"][0]) or depths.eq(0).all()
+    assert depths[2].tolist()[:3] == [0, 0, 0]  # padding: depth 0
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0])
+def test_what_the_tree_layers_receive_in_training(p, monkeypatch):
+    """In training the tree layers read the parser's tree (src_depths) unless --self-parse-train draws the head's:
+    with p = 0 the head's tree is never decoded; with p = 1 always, and no gradient flows through the decoded
+    tree into the parse head (the gradients equal those of feeding that tree as src_depths)."""
+    model, d = _self_parsing_model(self_parse_train=p)
+    model.train()
+    enc = model.encoder
+    calls = []
+    real = enc.own_tree
+    monkeypatch.setattr(enc, "own_tree", lambda *a: calls.append(1) or real(*a))
+    toks, lengths = _batch(d)
+    parser_depths = torch.tensor([[2, 1, 1, 0, 0], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0]])
+    out = enc(toks, lengths, src_depths=parser_depths)
+    assert len(calls) == (1 if p == 1.0 else 0)
+    out["encoder_out"][0].sum().backward()
+    grads = {n: q.grad.clone() for n, q in enc.named_parameters() if q.grad is not None}
+    if p == 1.0:
+        depths = _own_depths(model, toks, out["encoder_parse_logprobs"][0].detach())
+        enc.zero_grad()
+        enc.self_parse_train = 0.0
+        enc(toks, lengths, src_depths=depths)["encoder_out"][0].sum().backward()
+        for n, q in enc.named_parameters():
+            if q.grad is not None:
+                torch.testing.assert_close(q.grad, grads[n], msg=n)
+
+
+def test_self_parse_needs_a_parse_head_below_the_tree_layers():
+    from fairseq_syntax.errors import OptionError
+
+    with pytest.raises(OptionError, match="--self-parse feeds"):
+        _self_parsing_model(dbsa_encoder_layer=0)
+    with pytest.raises(OptionError, match="must be below the last encoder layer"):
+        _self_parsing_model(dbsa_encoder_layer=3)
+
+
+# --- decoding without a parser: fairseq-generate, the hub, a fresh process without parser packages ----------------
+@pytest.fixture(scope="module")
+def self_parsing_checkpoint(data_bin, tmp_path_factory):
+    from helpers import USER_DIR, run, tool
+
+    save = tmp_path_factory.mktemp("selfparse")
+    run([tool("fairseq-train"), data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation", "--arch",
+         "transformer_dep_rel_self_tiny", "--criterion", "label_smoothed_cross_entropy_with_dependency",
+         "--label-smoothing", "0.1", "--dependency-lambda-enc", "0.5", "--optimizer", "adam", "--lr", "1e-3",
+         "--max-tokens", "1000", "--max-update", "3", "--cpu", "--save-dir", str(save), "--no-epoch-checkpoints",
+         "--num-workers", "0", "--seed", "2", "--share-all-embeddings"])
+    return save / "checkpoint_last.pt"
+
+
+def test_generate_decodes_with_its_own_tree_or_the_datas(data_bin, self_parsing_checkpoint):
+    import re
+
+    from helpers import generate_cmd, run
+
+    own = run(generate_cmd(data_bin, str(self_parsing_checkpoint), ["--inference-parser", "self"]))
+    data = run(generate_cmd(data_bin, str(self_parsing_checkpoint)))
+    n_own, n_data = (len(re.findall(r"^H-\d+\t", p.stdout, flags=re.M)) for p in (own, data))
+    assert n_own == n_data == 21
+
+
+def test_raw_text_without_any_parser_package(data_bin, self_parsing_checkpoint):
+    """A fresh process in which stanza, spaCy and UDPipe cannot be imported translates raw text with the model's
+    own tree (the synthetic data-bin's text is given tokenised: nothing but BPE stands between)."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import ROOT, env
+
+    code = ("import sys\nfor name in ('stanza', 'spacy', 'ufal', 'ufal.udpipe', 'ginza', 'ja_ginza'):\n"
+            "    sys.modules[name] = None  # importing any of them fails\n"
+            "from fairseq_syntax.inference.hub import from_pretrained\n"
+            f"m = from_pretrained({os.path.dirname(str(self_parsing_checkpoint))!r}, 'checkpoint_last.pt', "
+            f"{data_bin!r}, inference_parser='self')\n"
+            "print(len(m.translate(['a finu goke', 'near every judufi'], beam=2, max_len_b=4)))\n"
+            "print(sorted(k for k in sys.modules if k.split('.')[0] in ('stanza', 'spacy', 'ufal') "
+            "and sys.modules[k] is not None))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env(), cwd=ROOT)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.split("\n")[:2] == ["2", "[]"], p.stdout
+
+
+def test_japanese_raw_text_is_tokenised_by_ginzas_tokenizer_alone():
+    """A side whose tokens GiNZA made is tokenised without parsing (no component of the pipeline loaded): the
+    full pipeline's tokens."""
+    pytest.importorskip("ja_ginza")
+    import spacy
+
+    from fairseq_syntax.parsing.spacy_backend import doc_to_sentence, load_tokenizer_only
+
+    lines = ["私は学校に行きました。", "猫が好きです", "東京　大阪"]
+    tokenize = load_tokenizer_only("ja_ginza")
+    full = spacy.load("ja_ginza")
+    assert tokenize(lines) == [doc_to_sentence(doc).words for doc in full.pipe(lines)]

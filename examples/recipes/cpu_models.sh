@@ -35,6 +35,9 @@ esac
 # the papers' parse-head / sync layers sit at a depth of a 6-layer model: here at the same relative depth
 # (rounded): DBSA / SISA layer 4 of 6 (L 3: 2, L 4: 3), SyncAttn's l_sync 5 of 6 (L 3 or 4: 3)
 dbsa_layer=$(( (4 * layers + 3) / 6 )); sync_layer=$(( (5 * layers + 3) / 6 ))
+# the self-parsing dep+rel's parse head in the first third of the encoder (L 3: layer 1, L 6: 2): the layers above
+# it read its tree at inference
+self_layer=$(( layers / 3 ))
 # the same for every transformer-family model: Adam (0.9, 0.98), inverse square root schedule, dropout 0.3
 # and label smoothing 0.1 (small data), tied embeddings (joint BPE), seed 1, a checkpoint per epoch (resumable:
 # train.sh again continues from checkpoint_last.pt), the last 5 kept; the checkpoint evaluated is the one with
@@ -45,7 +48,7 @@ ls="--criterion label_smoothed_cross_entropy"
 # parse losses normalised as in the authors' DBSA code (sum over all gold arcs of the side)
 dep="--criterion label_smoothed_cross_entropy_with_dependency --dependency-normalization arcs"
 
-for m in transformer transformer_seed2 rel dep dep_rel dbsa_enc dbsa_dec dbsa pascal sisa sh dbsa_sync syncattn \
+for m in transformer transformer_seed2 rel dep dep_rel dep_rel_self dbsa_enc dbsa_dec dbsa pascal sisa sh dbsa_sync syncattn \
     dbsa_enc_lambda05 dbsa_dec_lambda05 dbsa_lambda05 dep_rel_l4 dep_l4 pascal_h3 sisa_lambda05 sh_label3 syncattn_sync2; do
   DATA[$m]=main; BATCH[$m]=tokens:$tokens
 done
@@ -58,6 +61,11 @@ TRAIN[dep]="--arch transformer_dep $ls $common"
 TRAIN[dep_l4]="--arch transformer_dep --rel-dep-l 4 $ls $common"
 TRAIN[dep_rel]="--arch transformer_dep_rel $ls $common"
 TRAIN[dep_rel_l4]="--arch transformer_dep_rel --rel-dep-l 4 $ls $common"
+# parser-free decoding (docs/relative.md): dep+rel fed at inference by its own parse head (DBSA's 2019 head, trained
+# on the parser's trees with weight 0.5: the weight the DBSA try kept on Tanaka), the dependency terms above it;
+# in training the tree layers read the parser's trees
+TRAIN[dep_rel_self]="--arch transformer_dep_rel_self --dbsa-encoder-layer $self_layer $dep --dependency-lambda-enc 0.5
+  $common"
 # Deguchi et al. (2019) Sec. 3.2 / 4: lambda_enc = lambda_dec = 1.0, parse heads in layer 4 of 6, the 2019
 # form of the parse head (Eq. 14: unscaled, Q U2 bias), decoder rows as in the authors' code (predicting)
 TRAIN[dbsa_enc]="--arch transformer_dbsa_enc --dbsa-encoder-layer $dbsa_layer $dep --dependency-lambda-enc 1.0 $common"
@@ -96,7 +104,11 @@ TRAIN[syncattn_sync2]="$syncattn --sync-layer $((layers - 1))"  # SIZE=base: 5 o
 BASELINE[transformer_seed2]=transformer  # bootstrap against seed 1: what seed noise alone gives
 # the papers' second baselines: Omote et al. compare dep+rel with Shaw's rel too, Deguchi et al. (2021)
 # SyncAttn with DBSA at the same setting
-ALSO_AGAINST[dep_rel]=rel; ALSO_AGAINST[dep_rel_l4]=rel
+ALSO_AGAINST[dep_rel]=rel; ALSO_AGAINST[dep_rel_l4]=rel; ALSO_AGAINST[dep_rel_self]=dep_rel
+# dep_rel_self decoded without a parser: its own parse head's tree (the same checkpoint, evaluate.sh only)
+DATA[dep_rel_self_own]=main BATCH[dep_rel_self_own]=tokens:$tokens CHECKPOINT_OF[dep_rel_self_own]=dep_rel_self
+TRAIN[dep_rel_self_own]=${TRAIN[dep_rel_self]} DECODE[dep_rel_self_own]="--beam 4 --lenpen 0.6 --inference-parser self"
+ALSO_AGAINST[dep_rel_self_own]="dep_rel dep_rel_self"
 ALSO_AGAINST[syncattn]=dbsa_sync; ALSO_AGAINST[syncattn_sync2]=dbsa_sync
 
 # Watanabe et al. (2017), as in examples/aspec-en-ja: d 256 (the paper's size at both settings), 2 layers,

@@ -15,6 +15,8 @@
 #   TASK[m] DECODE[m] BASELINE[m]   defaults: syntax_translation, "--beam 4 --lenpen 0.6", transformer
 #   ALSO_AGAINST[m]      the paper's other baselines of m (space-separated models): evaluate.sh also scores m
 #                        against each, in eval/m/[SET/]vs_BASE/ (paired bootstrap as against BASELINE[m])
+#   CHECKPOINT_OF[m]     m is another way to decode that model's checkpoint (DECODE[m] says how): evaluate.sh
+#                        decodes it; train.sh has nothing to train (once that model has trained)
 #   TRAIN_FIRST          keep the first N training pairs (before parsing); 0 = all
 #   TEST_SETS            several test sets, e.g. "test2016 test2017": download writes RAW/NAME.{SRC,TGT} for
 #                        each; they are joined into the one test split (one preprocessing run) and evaluate.sh
@@ -55,7 +57,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck disable=SC1091
 source "$ROOT/examples/recipes/pipeline.sh"
-declare -A SYNTAX PREPARE LANG_FILTER MULTITASK DATA TRAIN BATCH TASK DECODE BASELINE ALSO_AGAINST
+declare -A SYNTAX PREPARE LANG_FILTER MULTITASK DATA TRAIN BATCH TASK DECODE BASELINE ALSO_AGAINST CHECKPOINT_OF
 TRAIN_FIRST=0
 TEST_SETS=""
 BLEU_ON_TOKENS=0
@@ -333,6 +335,7 @@ seeded_model() {  # $1 = MODEL_seedN, N > 1: defines it as MODEL's settings with
   [ "$seed" -gt 1 ] || die "$name: seed 1 is $base itself"
   [[ " ${TRAIN[$base]//$'\n'/ } " == *" --seed 1 "* ]] || die "$name: the settings of $base have no --seed 1 to replace"
   DATA[$name]=${DATA[$base]} BATCH[$name]=${BATCH[$base]}
+  [ -z "${CHECKPOINT_OF[$base]:-}" ] || CHECKPOINT_OF[$name]=${CHECKPOINT_OF[$base]}_seed$seed
   [ -z "${TASK[$base]:-}" ] || TASK[$name]=${TASK[$base]}
   [ -z "${DECODE[$base]:-}" ] || DECODE[$name]=${DECODE[$base]}
   local train=" ${TRAIN[$base]//$'\n'/ } "
@@ -346,6 +349,10 @@ seeded_model() {  # $1 = MODEL_seedN, N > 1: defines it as MODEL's settings with
 recipe_train() {
   model_of "${1:-}"
   local m=$1; shift
+  if [ -n "${CHECKPOINT_OF[$m]:-}" ]; then  # nothing of its own to train (a queue passes over it)
+    [ -d "$WORK/checkpoints/${CHECKPOINT_OF[$m]}" ] || die "$m decodes ${CHECKPOINT_OF[$m]}'s checkpoint: train ${CHECKPOINT_OF[$m]} first"
+    log "$m decodes ${CHECKPOINT_OF[$m]}'s checkpoint: nothing to train (evaluate.sh $m)"; return 0
+  fi
   local bin="$DATA_WORK/${DATA[$m]}/data-bin" sample=() extra=()
   [ -d "$bin" ] || die "$bin does not exist: run prepare.sh first"
   if [ "$SAMPLE" = 1 ]; then  # the paper's model, narrowed to run in seconds on CPU
@@ -373,9 +380,10 @@ recipe_train() {
 recipe_evaluate() {
   model_of "${1:-}"
   local m=$1; shift
-  local v=${DATA[$m]} out="$WORK/eval/$m" ck="$WORK/checkpoints/$m/checkpoint_best.pt" cpu=()
-  [ -f "$ck" ] || ck="$WORK/checkpoints/$m/checkpoint_last.pt"
-  [ -f "$ck" ] || die "no checkpoint in $WORK/checkpoints/$m: run train.sh $m first"
+  local trained=${CHECKPOINT_OF[$m]:-$m}
+  local v=${DATA[$m]} out="$WORK/eval/$m" ck="$WORK/checkpoints/$trained/checkpoint_best.pt" cpu=()
+  [ -f "$ck" ] || ck="$WORK/checkpoints/$trained/checkpoint_last.pt"
+  [ -f "$ck" ] || die "no checkpoint in $WORK/checkpoints/$trained: run train.sh $trained first"
   # the sample's 2-update models would emit max-length garbage (200 steps x beam): cap their output length
   [ "$SAMPLE" = 1 ] && cpu=(--cpu --max-len-a 1.2 --max-len-b 4)
   mkdir -p "$out"
@@ -442,7 +450,7 @@ score_against_others() {  # $1 = model, $2 = its eval folder (scored), $3 / $4 =
 parse_head_uas() {  # $1 = model, $2 = checkpoint, $3 = eval folder: a model with parse heads (DBSA, SISA,
   # SyncAttn) gets its heads' trees on the whole test split (MST decoding) and their UAS against the
   # data's parses (the parser's or gold), in $3/uas.txt, and the trees in $3/induced.{src,tgt}.conllu
-  [[ "${TRAIN[$1]}" =~ --arch\ transformer_(dbsa|dbsa_enc|dbsa_dec|sisa|syncattn)\  ]] || return 0
+  [[ "${TRAIN[$1]}" =~ --arch\ transformer_(dbsa|dbsa_enc|dbsa_dec|sisa|syncattn|dep_rel_self)\  ]] || return 0
   local cpu=(); [ "$SAMPLE" = 1 ] && cpu=(--cpu)
   pipeline_induce "$3/induced" "$DATA_WORK/${DATA[$1]}/data-bin" "$2" "${cpu[@]}" > "$3/uas.txt" \
     || die "inducing the parse heads' trees failed"

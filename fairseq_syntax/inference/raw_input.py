@@ -97,7 +97,7 @@ class RawInput:
                                   "without a preparation record; prepare it again, or give tokenised, BPE'd input")
         if self._encoder is None:
             override = None
-            if str(self.cfg.inference_parser) != "auto":  # an explicit --inference-parser parses raw text too
+            if str(self.cfg.inference_parser) not in ("auto", "self"):  # an explicit parser parses raw text too
                 backend = str(self.cfg.inference_parser)
                 spec = self.record.language(self.cfg.source_lang, self.data_dir)
                 pretok = bool((spec.parser or {}).get("options", {}).get("pretokenized")) or backend == "conllu"
@@ -107,8 +107,16 @@ class RawInput:
                     pretokenized=pretok)}
             self._encoder = RawSourceEncoder(self.record, self.data_dir, self.cfg.source_lang, self.task.src_dict,
                                              self.task.src_label_dict, parser=override)
+        if self.self_parsed:  # no parse: the model reads its own parse head's tree; the text is only tokenised
+            return self._encoder.encode(lines, first_line, False, max_positions or self.cfg.max_source_positions,
+                                        tokenize_only=True)
         return self._encoder.encode(lines, first_line, bool(self.task.syntax_request.required("source")),
                                     max_positions or self.cfg.max_source_positions)
+
+    @property
+    def self_parsed(self) -> bool:
+        """--inference-parser self: the model takes its tree from its own parse head, none is made here."""
+        return str(self.cfg.inference_parser) == "self"
 
     def recorded_text(self) -> RecordedText:
         """The record's text processing: output detokenised as the training text was written."""
@@ -146,7 +154,7 @@ class RawInput:
 
     def dataset_for_inference(self, base, sources: EncodedSources):
         """fairseq's inference dataset ``base`` of encoded raw lines, with the source syntax the model takes."""
-        if not self.task.syntax_request.required("source"):
+        if not self.task.syntax_request.required("source") or self.self_parsed:
             return base
         side = side_from_rows([(s.words, s.heads, s.labels) for s in sources.sources], self.task.src_label_dict,
                               "input")
@@ -158,6 +166,10 @@ class RawInput:
         encoded parse, other token rows a parse made now (an empty source, EOS alone, none)."""
         request = self.task.syntax_request
         net = sample["net_input"]
+        if self.self_parsed:  # the model's own parse head gives the tree: a tree in the batch is not used
+            for name in ("src_depths", "src_parents"):
+                net.pop(name, None)
+            return
         missing = sorted(f for f in request.required("source") if "src_" + f not in net)
         if not missing:
             return

@@ -83,7 +83,7 @@ class RawSourceEncoder:
 
             with open(codes, encoding="utf-8") as f:
                 self.bpe = BPE(f)
-        self._parser = self._normalizer = self._tokenizer = None
+        self._parser = self._normalizer = self._tokenizer = self._tokenizer_only = None
         if self.spec.tokenizer in ("given", "kytea"):
             logger.info(f"{lang}: the training text was given tokenised ({self.spec.tokenizer}): raw input is split "
                         "on whitespace, so give it tokenised as the training text was")
@@ -117,6 +117,25 @@ class RawSourceEncoder:
 
             self._tokenizer = MosesTokenizer(self.lang)
         return self._tokenizer.tokenize(line, aggressive_dash_splits=True, escape=True)
+
+    def _tokenize(self, lines: List[str]) -> List[List[str]]:
+        """The tokens the recorded parser's pipeline makes of each line, without parsing (spaCy: its tokenizer
+        alone, no component loaded; the tokens are those of the full pipeline: docs/inference.md)."""
+        import time
+
+        if self.spec.parser is None or self.spec.parser.get("backend") != "spacy":
+            raise SyntaxDataError(f"{self.data_dir}/preparation.json", f"{self.lang}: tokenising without parsing "
+                                  "is implemented for spaCy pipelines (GiNZA); this side's tokens were made by "
+                                  f"{(self.spec.parser or {}).get('backend')}")
+        if self._tokenizer_only is None:
+            from fairseq_syntax.parsing.spacy_backend import load_tokenizer_only
+
+            options = parser_options(self.spec.parser, self.data_dir)
+            self._tokenizer_only = load_tokenizer_only(options.get("model", "ja_ginza"))
+        t0 = time.perf_counter()
+        out = self._tokenizer_only(lines)
+        self.seconds["tokenize"] = self.seconds.get("tokenize", 0.0) + time.perf_counter() - t0
+        return out
 
     def _parse(self, lines: List[str], numbers: List[int]):
         """One tree per line, in one batched call; a failing batch is parsed line by line to name the line."""
@@ -155,10 +174,11 @@ class RawSourceEncoder:
 
     # --- the whole encoding ---------------------------------------------------------------------
     def encode(self, lines: Sequence[str], first_line: int = 1, with_syntax: bool = True,
-               max_positions: Optional[int] = None) -> EncodedSources:
+               max_positions: Optional[int] = None, tokenize_only: bool = False) -> EncodedSources:
         """The lines (one sentence each, raw text) as the model reads them, with their aligned trees when
         ``with_syntax`` (the model takes the source parse); ``first_line`` numbers the first line; a line longer
-        than ``max_positions`` tokens (with EOS, after BPE) is an :class:`InputLineError`."""
+        than ``max_positions`` tokens (with EOS, after BPE) is an :class:`InputLineError`. ``tokenize_only``:
+        a side whose tokens the parser made gets them from the parser's tokeniser alone (no parse)."""
         import time
 
         t0 = time.perf_counter()
@@ -179,7 +199,10 @@ class RawSourceEncoder:
         prepared = [self.normalize(t.strip()) if t.strip() else "" for t in texts]
         todo = [k for k, t in enumerate(prepared) if t]
         trees = {}
-        if spec.tokenizer == "parser" or (with_syntax and todo):
+        if tokenize_only and spec.tokenizer == "parser":
+            for k, toks in zip(todo, self._tokenize([prepared[k] for k in todo])):
+                trees[k] = toks
+        elif spec.tokenizer == "parser" or (with_syntax and todo):
             pretok = bool((spec.parser or {}).get("options", {}).get("pretokenized"))
             if spec.tokenizer == "moses" and with_syntax:
                 pretok_lines = [" ".join(self._moses_tokens(prepared[k])) for k in todo]
@@ -195,7 +218,7 @@ class RawSourceEncoder:
             if not line:
                 tokens = []
             elif k in trees:
-                tokens = list(trees[k].forms(spec.units))
+                tokens = trees[k] if tokenize_only else list(trees[k].forms(spec.units))
             elif spec.tokenizer == "moses":
                 tokens = self._moses_tokens(line)
             else:  # given or kytea: the text's whitespace tokens (give KyTea-tokenised text for kytea)

@@ -73,6 +73,14 @@ PRESETS: Dict[str, Preset] = {
                     dict(rel_linear_k=k, rel_dep_l=l_dep, rel_decoder_k=k), dict(rel_linear_k=k, rel_dep_l=l_dep,
                                                                                  rel_decoder_k=k))
        for name, k, l_dep in (("transformer_rel", 2, 0), ("transformer_dep", 0, 2), ("transformer_dep_rel", 2, 2))},
+    # parser-free decoding: Omote et al.'s dep+rel whose tree comes, at inference, from its own encoder parse head
+    # (DBSA's, in layer 2 of 6, trained on the parser's trees; tiny: 1 of 2); the dependency terms sit above it
+    "transformer_dep_rel_self": Preset("syntax_transformer", "Omote et al. 2019 + Deguchi et al. 2019",
+                                       "tanaka-ja-en:dep_rel_self",
+                                       dict(rel_linear_k=2, rel_dep_l=2, rel_decoder_k=2, dbsa_encoder_layer=2,
+                                            self_parse=True),
+                                       dict(rel_linear_k=2, rel_dep_l=2, rel_decoder_k=2, dbsa_encoder_layer=1,
+                                            self_parse=True)),
     # PASCAL (Bugliarello & Okazaki 2020): parent-scaled heads in encoder layer 1, sigma^2 = 1, q = 0. h_pascal and
     # q depend on the corpus (the paper's Table 2); 7 of 8 heads is its most frequent choice; the recipes pass the
     # per-corpus values

@@ -90,6 +90,7 @@ from fairseq_syntax.models.syntax_layers import (
     SyntaxDecoderLayer,
     SyntaxEncoderLayer,
 )
+from fairseq_syntax.modules.batched_trees import eisner_heads, subword_word_index, tree_inputs, word_arc_scores
 from fairseq_syntax.modules.relative_positions import depth_buckets
 from fairseq_syntax.modules.syntax_attention import AttentionInputs
 
@@ -152,6 +153,21 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         for option, layer in (("dbsa-encoder-layer", self.dbsa_layer), ("pascal-layer", self.pascal_layer)):
             if layer > args.encoder_layers:
                 raise OptionError(f"--{option} {layer} but the encoder has {args.encoder_layers} layers")
+        self.self_parse = bool(getattr(args, "self_parse", False))
+        self.self_parse_train = float(getattr(args, "self_parse_train", 0.0) or 0.0)
+        self.parent_strategy = str(getattr(args, "syntax_parent_strategy", "chain"))
+        if self.self_parse:
+            if not (self.dbsa_layer and self.rel_dep_l):
+                raise OptionError("--self-parse feeds the dependency relative positions (--rel-dep-l) of the layers "
+                                  "above the encoder's parse head (--dbsa-encoder-layer): give both")
+            if self.pascal_layer or self.label_embed_dim:
+                raise OptionError("--self-parse feeds dependency relative positions only (PASCAL's parents and "
+                                  "S&H's labels come from a parser)")
+            if self.dbsa_layer >= args.encoder_layers:
+                raise OptionError(f"--self-parse: the parse head's layer {self.dbsa_layer} must be below the last "
+                                  "encoder layer: the layers above it read its tree")
+        if not 0.0 <= self.self_parse_train <= 1.0:
+            raise OptionError(f"--self-parse-train must be a probability, not {self.self_parse_train}")
         self.rel_layers: Set[int] = set()
         if self.rel_linear_k or self.rel_dep_l:
             self.rel_layers = layer_set(getattr(args, "rel_encoder_layers", "all"), args.encoder_layers,
@@ -166,6 +182,9 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         if getattr(args, "rel_no_absolute_positions", False):
             self.embed_positions = None
         self.layer_drop = _LayerDrop(self.layers, {self.dbsa_layer - 1} - {-1})
+        if self.self_parse:  # which symbols continue into the next subword (subword-nmt's @@): word boundaries
+            self.register_buffer("bpe_continues", torch.tensor([s.endswith("@@") for s in dictionary.symbols],
+                                                               dtype=torch.bool), persistent=False)
 
     def layer_spec(self, index: int, args) -> AttentionSpec:
         """What the self-attention of 1-based encoder layer ``index`` hosts."""
@@ -180,7 +199,7 @@ class SyntaxTransformerEncoder(TransformerEncoder):
             if self.rel_linear_k:
                 terms = relative_terms(getattr(args, "rel_linear_terms", "key+value"), "rel-linear-terms")
                 spec.relative["linear"] = (self.rel_linear_k, *terms)
-            if self.rel_dep_l:
+            if self.rel_dep_l and not (self.self_parse and index <= self.dbsa_layer):  # self-parse: above the head
                 terms = relative_terms(getattr(args, "rel_dep_terms", "key+value"), "rel-dep-terms")
                 spec.relative["dependency"] = (self.rel_dep_l, *terms)
         return spec
@@ -205,11 +224,32 @@ class SyntaxTransformerEncoder(TransformerEncoder):
             parents = src_parents
         return AttentionInputs(dependency_buckets=buckets, parents=parents)
 
+    def reads_own_tree(self, src_depths) -> bool:
+        """Whether this batch's tree layers read the parse head's tree: a self-parsing encoder given no tree
+        (parser-free decoding), or in training with probability --self-parse-train."""
+        if not self.self_parse:
+            return False
+        if src_depths is None:
+            return True
+        return self.training and self.self_parse_train > 0 and float(torch.rand(())) < self.self_parse_train
+
+    def own_tree(self, src_tokens, parse_logprobs) -> AttentionInputs:
+        """The tree inputs of the layers above the parse head from its decoded tree (modules/batched_trees.py):
+        the best single-rooted projective tree of its word-level scores, as depth buckets."""
+        word = subword_word_index(src_tokens, self.bpe_continues, self.padding_idx, self.dictionary.eos())
+        arcs, root = word_arc_scores(parse_logprobs.detach(), word, self.parent_strategy)
+        heads = eisner_heads(arcs, root, word.amax(1))
+        eos_col = src_tokens.eq(self.dictionary.eos()).long().argmax(1)
+        depths, _ = tree_inputs(heads, word, eos_col)
+        return AttentionInputs(dependency_buckets=depth_buckets(depths, self.rel_dep_l), parents=None)
+
     def forward(self, src_tokens, src_lengths=None, return_all_hiddens: bool = False, token_embeddings=None,
                 src_depths=None, src_parents=None, src_labels=None):
         """fairseq's encoder forward (``forward_scriptable`` of fairseq 0.12, whose layer loop this is), with the
-        syntax inputs (batch coordinates) fed to the mechanisms."""
-        syntax = self.attention_inputs(src_depths, src_parents)
+        syntax inputs (batch coordinates) fed to the mechanisms; a self-parsing encoder's layers above its parse
+        head read the head's own tree when the batch carries none (:meth:`reads_own_tree`)."""
+        own = self.reads_own_tree(src_depths)
+        syntax = None if own else self.attention_inputs(src_depths, src_parents)
         if self.label_embedding is not None:
             _require(src_labels, "src_labels", "label embeddings (--label-embed-dim)")
             if token_embeddings is None:
@@ -234,6 +274,8 @@ class SyntaxTransformerEncoder(TransformerEncoder):
                     x, logp = layer(x, padding, syntax)
                     if i + 1 == self.dbsa_layer:
                         parse.append(logp)
+                        if own:  # the layers above read the tree this head gives
+                            syntax = self.own_tree(src_tokens, logp)
             if return_all_hiddens:
                 encoder_states.append(x)
         if self.layer_norm is not None:

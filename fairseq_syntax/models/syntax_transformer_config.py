@@ -133,6 +133,18 @@ class SyntaxTransformerConfig(FairseqDataclass):
         metadata={"help": "SyncAttn: C is the average of the first N cross-attention heads of layer l_sync; "
                   "0 (default) = all heads"},
     )
+    self_parse: bool = field(
+        default=False,
+        metadata={"help": "parser-free decoding: the encoder's parse head (--dbsa-encoder-layer, trained on the "
+                  "parser's trees by the dependency loss) gives the tree that the dependency relative positions "
+                  "of the layers above it read, when a batch carries no tree (decoding with --inference-parser "
+                  "self); the layers up to the head's read no tree (their dependency terms are left out)"},
+    )
+    self_parse_train: float = field(
+        default=0.0,
+        metadata={"help": "with --self-parse: in training, the probability that a batch's tree layers read the "
+                  "head's own decoded tree instead of the parser's (default 0: always the parser's)"},
+    )
     rel_implementation: ChoiceEnum(IMPLEMENTATIONS) = field(
         default="buckets",
         metadata={"help": "buckets (default): gather/scatter over the 2c+1 distance buckets; materialised: "

@@ -61,3 +61,36 @@ class SpacyParser(Parser):
         for doc in nlp.pipe(docs):
             out.append(doc_to_sentence(doc))
         return out
+
+
+def _components(model: str):
+    """The names of a pipeline's components, read from its meta.json (without loading the pipeline)."""
+    import json
+    import os
+
+    import spacy
+
+    path = str(spacy.util.get_package_path(model)) if spacy.util.is_package(model) else model
+    metas = [os.path.join(path, "meta.json")]
+    for sub in sorted(os.listdir(path)) if os.path.isdir(path) else []:  # a package holds its pipeline folder
+        metas.append(os.path.join(path, sub, "meta.json"))
+    for meta in metas:
+        if os.path.exists(meta):
+            with open(meta, encoding="utf-8") as f:
+                m = json.load(f)
+            return list(m.get("components") or m.get("pipeline") or [])
+    return []
+
+
+def load_tokenizer_only(model: str = "ja_ginza"):
+    """A function from lines to their tokens as the pipeline ``model`` makes them, with its tokenizer alone:
+    every component (tagger, parser, ...) is excluded from loading. For GiNZA (ja_ginza 5) these are the full
+    pipeline's tokens: the same on all 51,000 Tanaka sentences (examples/tanaka-ja-en/tokenizer_only.py)."""
+    import spacy
+
+    nlp = spacy.load(model, exclude=_components(model))
+
+    def tokenize(lines):
+        return [[normalize_form(t.text) for t in nlp.make_doc(line.strip()) if not t.is_space] for line in lines]
+
+    return tokenize

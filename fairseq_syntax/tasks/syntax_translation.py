@@ -75,15 +75,16 @@ class SyntaxTranslationConfig(TranslationConfig):
     )
     source_syntax: str = field(default="auto", metadata={"help": "source side: " + _FIELDS_HELP})
     target_syntax: str = field(default="auto", metadata={"help": "target side: " + _FIELDS_HELP})
-    inference_parser: ChoiceEnum(("auto", "stanza", "spacy", "udpipe", "conllu")) = field(
+    inference_parser: ChoiceEnum(("auto", "self", "stanza", "spacy", "udpipe", "conllu")) = field(
         default="auto",
         metadata={
             "help": "parser for sentences decoded without syntax data when the model needs the source parse "
             "(PASCAL, S&H labels, dependency relative positions): auto (default): raw text is encoded as the "
             "data-bin's preparation.json says (its normalisation, parser and BPE: fairseq-interactive needs no "
-            "--bpe), and token input is parsed by that record's parser (stanza without a record); or stanza, "
-            "spacy (e.g. GiNZA), udpipe, conllu (look each sentence up in the CoNLL-U file "
-            "--inference-parser-model) for token input"
+            "--bpe), and token input is parsed by that record's parser (stanza without a record); self: no "
+            "parser, a self-parsing model (--self-parse) reads its own parse head's tree (a tree in the data is "
+            "not used; raw text is only tokenised); or stanza, spacy (e.g. GiNZA), udpipe, conllu (look each "
+            "sentence up in the CoNLL-U file --inference-parser-model) for token input"
         },
     )
     max_skipped_fraction: float = field(
