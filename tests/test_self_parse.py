@@ -289,3 +289,27 @@ def test_japanese_raw_text_is_tokenised_by_ginzas_tokenizer_alone():
     tokenize = load_tokenizer_only("ja_ginza")
     full = spacy.load("ja_ginza")
     assert tokenize(lines) == [doc_to_sentence(doc).words for doc in full.pipe(lines)]
+
+
+def test_the_raw_text_benchmark_decodes_parser_free(data_bin, self_parsing_checkpoint, tmp_path):
+    """examples/benchmark/translate_raw.py: the same model parser-fed (the record names no parser for the
+    synthetic data-bin: its tokens are given) and parser-free, each row's time split by stage."""
+    import json
+    import os
+    import sys
+
+    from helpers import ROOT
+
+    sys.path.insert(0, os.path.join(ROOT, "examples", "benchmark"))
+    import translate_raw
+
+    sentences = tmp_path / "raw.txt"
+    sentences.write_text("a finu goke\nnear every judufi\nfor every nusiba\n", encoding="utf-8")
+    folder = os.path.dirname(str(self_parsing_checkpoint))
+    out = tmp_path / "speed.json"
+    translate_raw.main(["--models", f"own={folder}", "--parser-free", "own", "--checkpoint", "checkpoint_last.pt",
+                        "--data", data_bin, "--sentences", str(sentences), "--n", "3", "--batch-sizes", "1", "3",
+                        "--beam", "2", "--json", str(out)])
+    rows = json.load(open(out))["models"]["own"]
+    assert [r["batch"] for r in rows] == [1, 3] and all(r["parse_seconds"] == 0 for r in rows)
+    assert all(r["sentences_per_second"] > 0 and "tokenize_seconds" in r for r in rows)
