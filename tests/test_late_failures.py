@@ -2,6 +2,7 @@
 path that is a folder (before any parsing), half of a dataset's files missing, a line of input that is not
 UTF-8, a full disk (docs/design.md, "Errors")."""
 import errno
+import re
 import os
 import shutil
 
@@ -100,3 +101,30 @@ def test_a_failed_pre_check_leaves_the_data_bin_as_it_was(corpus, tmp_path):  # 
     assert {name: (dest / name).read_bytes() for name in os.listdir(dest) if (dest / name).is_file()} == before
     again = prepare(model, "--overwrite")
     assert again.returncode == 0, again.stderr[-2000:]
+
+
+@pytest.mark.parametrize("state", ["unreadable", "empty", "other"])
+def test_a_udpipe_model_that_cannot_be_read_is_told_from_one_that_is_not_a_model(tmp_path, state, monkeypatch):
+    """UDPipe's loader says only that it failed: a file that cannot be read, an empty file and another kind of
+    file are told apart in the one line (as root a permission cannot be taken away: the read fails by a stub)."""
+    pytest.importorskip("ufal.udpipe")
+    import builtins
+
+    from fairseq_syntax.errors import SyntaxDataError
+    from fairseq_syntax.parsing.base import load_parser
+
+    model = tmp_path / "en.udpipe"
+    model.write_bytes(b"" if state == "empty" else b"not a model at all")
+    if state == "unreadable":
+        real_open = builtins.open
+
+        def denying_open(path, *a, **k):
+            if str(path) == str(model):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_open(path, *a, **k)
+
+        monkeypatch.setattr(builtins, "open", denying_open)
+    expected = {"unreadable": "cannot be read (Permission denied)", "empty": "is empty",
+                "other": "is not a UDPipe model"}[state]
+    with pytest.raises(SyntaxDataError, match=re.escape(expected)):
+        load_parser("udpipe", {"model_path": str(model)}, str(model))

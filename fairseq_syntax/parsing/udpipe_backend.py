@@ -24,9 +24,17 @@ class UDPipeParser(Parser):
         self.pretokenized = pretokenized
         if not os.path.isfile(model_path):
             raise FileNotFoundError(f"no UDPipe model file {model_path}")
+        try:  # UDPipe's own loader says only that it failed: a file we cannot read is named as such
+            with open(model_path, "rb") as f:
+                f.read(1)
+        except OSError as e:
+            raise RuntimeError(f"{model_path} cannot be read ({e.strerror})") from None
+        if os.path.getsize(model_path) == 0:
+            raise RuntimeError(f"{model_path} is empty (a copy cut short?), not a UDPipe model")
         self.model = Model.load(model_path)
         if self.model is None:
-            raise RuntimeError(f"{model_path} is not a UDPipe model (Model.load failed)")
+            raise RuntimeError(f"{model_path} is not a UDPipe model (Model.load failed: another file, or a "
+                               "truncated one)")
         inp = "horizontal" if pretokenized else "tokenizer=presegmented"
         self.pipeline = Pipeline(self.model, inp, Pipeline.DEFAULT, Pipeline.DEFAULT, "conllu")
         self._error_cls = ProcessingError
