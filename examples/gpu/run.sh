@@ -13,7 +13,7 @@
 # Variables: OUT (where the JSON, logs and archives go) [$OUT or ./gpu-out]; CARRY [.carry: installed when it
 # exists]; SITE (where the carry is installed) [/tmp/site]; DATA SRC TGT (check's data-bin, with syntax on both
 # sides) [the carry's Tanaka, ja, en]; TANAKA (table's recipe WORK) [the carry's]; BUDGET (seconds for the
-# step) [check 270, table 400]; DEVICE=cpu TINY=1: the dry run on a CPU (tests/test_gpu_scripts.py); EXTRA: more
+# step) [check 230 (with the install, about 5 minutes), table 400]; DEVICE=cpu TINY=1: the dry run on a CPU (tests/test_gpu_scripts.py); EXTRA: more
 # options of the step's script (device_check.py / tanaka_base.py --help).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -51,7 +51,7 @@ case $step in
     tiny=(); [ "${TINY:-0}" = 1 ] && tiny=(--tiny)
     say "device_check.py on $DEVICE"
     $python "$ROOT/examples/gpu/device_check.py" --device "$DEVICE" --data "$DATA" -s "$SRC" -t "$TGT" \
-      --out "$OUT" --budget "${BUDGET:-270}" "${tiny[@]}" "${extra[@]}" ;;
+      --out "$OUT" --budget "${BUDGET:-230}" "${tiny[@]}" "${extra[@]}" ;;
   table)
     cpu=(); [ "$DEVICE" = cpu ] && cpu=(--cpu --size cpu)
     say "tanaka_base.py on $DEVICE"
