@@ -8,7 +8,7 @@ import struct
 import subprocess
 
 
-from helpers import BIN, USER_DIR, env, run, tool
+from helpers import BIN, ROOT, USER_DIR, env, run, tool
 
 CONFIG_DIR = os.path.join(USER_DIR, "config")
 #: the presets the papers' recipes train (the registry may hold more: every one must have a config)
@@ -67,10 +67,14 @@ def test_every_preset_has_a_config_with_the_papers_criterion():
 
 def test_configs_are_what_the_generator_writes():
     """One source of truth: the configs are the preset table's models with their recipes' training settings."""
-    from fairseq_syntax.hydra_configs import check
+    import importlib.util
 
-    problems = check(CONFIG_DIR)
-    assert not problems, "run `python -m fairseq_syntax.hydra_configs`:\n" + "\n".join(problems)
+    spec = importlib.util.spec_from_file_location("hydra_configs", os.path.join(ROOT, "examples", "recipes",
+                                                                                "hydra_configs.py"))
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    problems = generator.check(CONFIG_DIR)
+    assert not problems, "run `python examples/recipes/hydra_configs.py`:\n" + "\n".join(problems)
 
 
 def test_config_builds_the_model_fairseq_train_builds():

@@ -123,7 +123,8 @@ def test_multi30k_recipe_on_real_slice_with_udpipe(tmp_path):
     assert open(os.path.join(work, "raw", "test.sets")).read().split() == ["test2016", "30", "test2017", "20"]
     for lang in ("en", "de"):  # the trees of both sides are binarized next to the tokens
         assert os.path.exists(os.path.join(work, "main", "data-bin", f"test.en-de.{lang}.heads.bin"))
-    assert "parsed 290 de sentences (train valid test)" in prep.stderr  # one parser run per language
+    for side, lang in (("source", "en"), ("target", "de")):  # each parser loaded once for the three splits
+        assert len(re.findall(rf"{side} side \({lang}\): udpipe parser, model .*: parser loaded", prep.stderr)) == 1
     assert not os.path.exists(os.path.join(work, "ch"))  # only the variants of the asked models
     for model in ("transformer", "dbsa_sync", "syncattn"):  # baselines first: SyncAttn is tested against both
         recipe(DATASET, "train", model, SAMPLE=1, WORK=work)

@@ -101,14 +101,6 @@ needs_syntax() {  # $1 = language: does any variant need its parses?
   return 1
 }
 
-first_n() {  # $1 = file (text or CoNLL-U), in place: keep the first TRAIN_FIRST sentences
-  local n="${TRAIN_FIRST:-0}"
-  [ "$n" -gt 0 ] || return 0
-  if [[ "$1" == *.conllu ]]; then awk -v n="$n" 'BEGIN{RS=""; ORS="\n\n"} NR<=n' "$1" > "$1.tmp"
-  else head -n "$n" "$1" > "$1.tmp"; fi
-  mv "$1.tmp" "$1"
-}
-
 join_test_sets() {  # TEST_SETS: RAW/test.* = the sets' files one after the other; RAW/test.sets = "NAME LINES"
   local set lang ext
   [ -n "$TEST_SETS" ] || return 0
@@ -135,45 +127,15 @@ fetch() {
   elif [ -n "${LOCAL_DATA:-}" ]; then fetch_local
   else download; fi
   join_test_sets
-  local f
-  for f in "$RAW"/train.*; do first_n "$f"; done
   touch "$RAW/.complete"
 }
 
-parser_args() {  # $1 = language: fairseq-syntax-parse options
-  local lang=$1 backend_var="PARSER_$1" model_var="PARSER_MODEL_$1" backend model
+parser_args() {  # $1 = language, $2 = source | target: prepare's options naming the language's parser
+  local lang=$1 side=$2 backend_var="PARSER_$1" model_var="PARSER_MODEL_$1" backend model
   backend=${!backend_var:-}; model=${!model_var:-}
   if [ -z "$backend" ]; then if [ "$lang" = ja ]; then backend=spacy; else backend=stanza; fi; fi
   [ "$backend" = spacy ] && [ -z "$model" ] && model=ja_ginza
-  echo "--backend $backend --lang $lang${model:+ --model $model}${STANZA_DIR:+ --model-dir $STANZA_DIR}"
-}
-
-record_args() {  # $1 = language, $2 = source | target: prepare.py's options that record how this recipe made
-  # the language's tokens (DATA-BIN/preparation.json: decoding raw text repeats it). Per language, as the text
-  # is staged: its parse's tokens when the language has a parse (WORK/text/SPLIT.LANG.conllu), else the
-  # tokeniser's
-  local lang=$1 side=$2 tokenizer normalize=none pretok=""
-  tokenizer=$(tokenizer_of "$lang")
-  local parsed=0; [ -f "$WORK/text/train.$lang.conllu" ] && parsed=1
-  case $tokenizer in
-    moses) normalize=moses; [ $parsed = 1 ] && tokenizer=parser ;;
-    given|kytea) pretok=1 ;;
-  esac
-  local a="--tokenizer-$side $tokenizer --normalize-$side $normalize"
-  if [ $parsed = 1 ]; then
-    local p backend model=""
-    p=$(parser_args "$lang")  # --backend B --lang L [--model M] [--model-dir D]
-    backend=$(echo "$p" | sed -E 's/.*--backend ([^ ]+).*/\1/')
-    [[ "$p" == *"--model "* ]] && model=$(echo "$p" | sed -E 's/.*--model ([^ ]+).*/\1/')
-    a="$a --parser-$side $backend${model:+ --parser-model-$side $model}"
-    [ -n "$pretok" ] && a="$a --pretokenized-side $side"
-  fi
-  echo "$a"
-}
-
-moses() {  # $1 = language; stdin -> stdout: Moses punctuation normalisation (+ tokenisation with $2 = tok)
-  if [ "${2:-}" = tok ]; then sacremoses -l "$1" -j 1 normalize | sacremoses -l "$1" -j 1 tokenize -a
-  else sacremoses -l "$1" -j 1 normalize; fi
+  echo "--parser-$side $backend${model:+ --parser-model-$side $model}"
 }
 
 tokenizer_of() {  # $1 = language: given | parser | kytea | moses (see TOKENIZER_<lang>)
@@ -185,45 +147,28 @@ tokenizer_of() {  # $1 = language: given | parser | kytea | moses (see TOKENIZER
   else echo parser; fi
 }
 
-text_units() {  # $1 = language, $2... = splits: write WORK/text/SPLIT.LANG[.conllu], the dataset's tokenisation
-  local lang=$1 split raw out pretok="" parse=() tokenizer; shift
-  tokenizer=$(tokenizer_of "$lang")
-  for split in "$@"; do
-    raw="$RAW/$split.$lang" out="$WORK/text/$split.$lang"
-    log "tokenise ($tokenizer) / parse $split.$lang"; rm -f "$out"
-    if [ -f "$raw.conllu" ]; then cp "$raw.conllu" "$out.conllu"; continue; fi
-    [ -f "$raw" ] || die "$raw: neither this file nor its .conllu exists"
-    case $tokenizer in
-      given|kytea)  # tokens fixed before parsing: the parser keeps them
-        if [ "$tokenizer" = given ]; then cp "$raw" "$out.raw"; else kytea -notags < "$raw" > "$out.raw"; fi
-        pretok=--pretokenized
-        if needs_syntax "$lang"; then parse+=("$split"); else mv "$out.raw" "$out"; fi ;;
-      parser) cp "$raw" "$out.raw"; parse+=("$split") ;;  # the parser tokenises (and parses)
-      moses)
-        if needs_syntax "$lang"; then moses "$lang" < "$raw" > "$out.raw"; parse+=("$split")
-        else moses "$lang" tok < "$raw" > "$out"; fi ;;
-      *) die "TOKENIZER_$lang=$tokenizer: one of given, parser, kytea, moses" ;;
-    esac
-  done
-  [ ${#parse[@]} -eq 0 ] || parse_splits "$lang" "$pretok" "${parse[@]}"
+text_args() {  # $1 = language, $2 = source | target: how prepare --text-only makes the language's tokens
+  local tokenizer norm=none
+  tokenizer=$(tokenizer_of "$1")
+  case $tokenizer in given|parser|kytea) ;; moses) norm=moses ;;
+    *) die "TOKENIZER_$1=$tokenizer: one of given, parser, kytea, moses" ;; esac
+  echo "--tokenizer-$2 $tokenizer --normalize-$2 $norm $(parser_args "$1" "$2")"
 }
 
-parse_splits() {  # $1 = language, $2 = '' | --pretokenized, $3... = splits: WORK/text/SPLIT.LANG.raw -> .conllu
-  # in one parser run (the parser and its libraries load once), cut back into the splits
-  local lang=$1 pretok=$2 all="$WORK/text/parse.$1" split n first=1 got start=$SECONDS; shift 2
-  for split in "$@"; do awk 1 "$WORK/text/$split.$lang.raw"; done > "$all.raw"  # awk 1: every line ends in \n
-  # shellcheck disable=SC2046
-  fairseq-syntax-parse -i "$all.raw" -o "$all.conllu" $(parser_args "$lang") $pretok --no-progress
-  log "parsed $(wc -l < "$all.raw") $lang sentences ($*) in $((SECONDS - start)) s"
-  for split in "$@"; do
-    n=$(awk 'END { print NR }' "$WORK/text/$split.$lang.raw")
-    awk -v a="$first" -v b=$((first + n - 1)) 'BEGIN { RS = ""; ORS = "\n\n" } NR >= a && NR <= b' "$all.conllu" \
-      > "$WORK/text/$split.$lang.conllu"
-    got=$(awk 'BEGIN { RS = "" } END { print NR }' "$WORK/text/$split.$lang.conllu")
-    [ "$got" = "$n" ] || die "$all.conllu: $got trees for the $n lines of $split.$lang"
-    first=$((first + n)); rm -f "$WORK/text/$split.$lang.raw"
-  done
-  rm -f "$all.raw" "$all.conllu"
+make_text() {  # WORK/text: every split of both languages tokenised, and parsed where any variant of the dataset
+  # needs its syntax (whichever models are prepared first, so that every data-bin has the same tokens), by
+  # prepare --text-only; WORK/text/text.json says how (each data-bin records it for decoding raw text)
+  local sides=() args=() syntax
+  needs_syntax "$SRC" && sides+=(source)
+  needs_syntax "$TGT" && sides+=(target)
+  syntax=$(IFS=,; echo "${sides[*]:-none}")
+  words args "$(text_args "$SRC" source) $(text_args "$TGT" target)"
+  [ -z "${STANZA_DIR:-}" ] || args+=(--stanza-dir "$STANZA_DIR")
+  log "tokens and parses of $SRC and $TGT (syntax: $syntax): $WORK/text"
+  python "$ROOT/preprocess/prepare.py" --text-only -s "$SRC" -t "$TGT" --trainpref "$RAW/train" \
+    --validpref "$RAW/valid" --testpref "$RAW/test" --workdir "$WORK/text" --syntax "$syntax" \
+    --train-first "${TRAIN_FIRST:-0}" "${args[@]}" --no-progress 2>&1 \
+    | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }
 }
 
 stage_variant() {  # $1 = variant: WORK/$1/text, the inputs of prepare.py (or of the multi-task corpus)
@@ -254,20 +199,9 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
   for m in "$@"; do
     model_of "$m"; [[ " $selected " == *" ${DATA[$m]} "* ]] || selected="$selected ${DATA[$m]}"
   done
-  [ -z "$selected" ] || VARIANTS=$selected
   fetch
-  [ -d "$WORK/text" ] && log "reusing the tokenised / parsed text in $WORK/text (delete it to redo)"
-  mkdir -p "$WORK/text"
-  local todo
-  for lang in "$SRC" "$TGT"; do
-    todo=()
-    for split in "${splits[@]}"; do  # done before, unless a variant needs a parse that is not there yet
-      if [ -f "$WORK/text/$split.$lang.conllu" ]; then continue; fi
-      if [ -f "$WORK/text/$split.$lang" ] && ! needs_syntax "$lang"; then continue; fi
-      todo+=("$split")
-    done
-    [ ${#todo[@]} -eq 0 ] || text_units "$lang" "${todo[@]}"
-  done
+  make_text  # before VARIANTS narrows to the selected models' variants: the tokens of all of them
+  [ -z "$selected" ] || VARIANTS=$selected
   for v in $VARIANTS; do
     if [ -f "$WORK/$v/data-bin/.prepared" ]; then  # written below once prepare.py finished
       log "variant $v: $WORK/$v/data-bin is complete (remove it to rebuild)"; continue
@@ -280,16 +214,9 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
       if [ "$SAMPLE" = 1 ]; then log "sample: no --lang-filter (the sample's words are synthetic)"
       else args+=(--lang-filter "${LANG_FILTER[$v]}"); fi
     fi
-    local record=() pretok=()
-    words record "$(record_args "$SRC" source) $(record_args "$TGT" target)"
-    for k in "${!record[@]}"; do  # --pretokenized-side SIDE: prepare's --pretokenized takes a comma list
-      if [ "${record[$k]:-}" = --pretokenized-side ]; then pretok+=("${record[$((k + 1))]}"); unset "record[$k]" "record[$((k + 1))]"; fi
-    done
-    [ ${#pretok[@]} -eq 0 ] || record+=(--pretokenized "$(IFS=,; echo "${pretok[*]}")")
-    [ -z "${STANZA_DIR:-}" ] || record+=(--stanza-dir "$STANZA_DIR")
     python "$ROOT/preprocess/prepare.py" -s "$SRC" -t "$TGT" --trainpref "$dir/train" --validpref "$dir/valid" \
       --testpref "$dir/test" --destdir "$WORK/$v/data-bin" --workdir "$WORK/$v/work" --syntax "$syntax" \
-      "${args[@]}" "${record[@]}" --overwrite --no-progress 2>&1 | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }
+      "${args[@]}" --text-record "$WORK/text/text.json" --overwrite --no-progress 2>&1 | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }
     touch "$WORK/$v/data-bin/.prepared"  # a killed run leaves none: prepare.py runs again, reusing its finished chunks
   done
   log "data-bins: $(for v in $VARIANTS; do printf '%s ' "$WORK/$v/data-bin"; done)"

@@ -22,7 +22,7 @@ def get_parser():
         "needs syntax). Then BPE (subword-nmt), fairseq-preprocess, align, binarize.",
     )
     add_pair_and_splits(p, files="PREF.L or PREF.L.conllu")
-    p.add_argument("--destdir", required=True, help="output data-bin directory")
+    p.add_argument("--destdir", default=None, help="output data-bin directory (required, except with --text-only)")
     p.add_argument("--overwrite", action="store_true",
                    help="rebuild the data-bin that --destdir already holds (its dictionaries are replaced); without "
                    "it prepare refuses such a directory before any work. The parse and BPE steps' finished chunks "
@@ -90,6 +90,16 @@ def get_parser():
     p.add_argument("--record-only", action="store_true",
                    help="only write DESTDIR/preparation.json (and the BPE codes beside it) for a data-bin prepared "
                    "before records existed, from the same options as its preparation; nothing else is touched")
+    p.add_argument("--text-only", action="store_true",
+                   help="only make each language's tokens and parses, into --workdir (required), for several "
+                   "data-bins to share: SPLIT.LANG.conllu for a parsed side, SPLIT.LANG (tokens) for the other, and "
+                   "text.json saying how. Here --tokenizer-SIDE says how to make the tokens: parser, moses "
+                   "(sacremoses -a; a parsed side: the parser's tokens), kytea (kytea -notags, kept by the parser), "
+                   "given (kept); --syntax names the sides to parse")
+    p.add_argument("--text-record", default=None, metavar="TEXT_JSON",
+                   help="the text.json of the --text-only run that made the input text: the data-bin records each "
+                   "language's tokeniser, normalisation and parser from it (then give none of --parser*, "
+                   "--tokenizer-*, --normalize-*, --pretokenized)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
@@ -98,6 +108,10 @@ def main(argv=None):
 
     parser = get_parser()
     args = parser.parse_args(argv)
+    if args.text_only and not args.workdir:
+        parser.error("--text-only writes into --workdir: give it")
+    if not args.text_only and not args.destdir:
+        parser.error("the following arguments are required: --destdir")
     end_children_with_this_process()  # fairseq-preprocess's forked workers must not outlive a killed prepare
     try:
         prepare(args)

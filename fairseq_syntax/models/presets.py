@@ -4,7 +4,7 @@ Each :class:`Preset` names its model, the options it sets (defaults: options giv
 fairseq's convention), the options of its ``_tiny`` variant (for tests and CPU demos), the paper, and the
 recipe whose training settings its ``fairseq-hydra-train`` config carries (``DATASET:MODEL`` of
 ``examples/DATASET/config.sh``: the hydra configs in ``fairseq_syntax/config`` are generated from this table
-and those recipes by :mod:`fairseq_syntax.hydra_configs`, and a test checks they are in sync).
+and those recipes by ``examples/recipes/hydra_configs.py``, and a test checks they are in sync).
 
 Base sizes follow each paper (Transformer base: 6+6 layers, d 512, 8 heads, FFN 2048; the LSTMs: d 256). The
 tiny sizes are 2+2 layers, d 32, 4 heads (transformers) and d 32 (LSTMs).

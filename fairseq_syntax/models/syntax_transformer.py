@@ -1,62 +1,36 @@
-"""``syntax_transformer``: fairseq's transformer with syntax mechanisms as switches.
+"""``syntax_transformer``: fairseq's transformer with syntax mechanisms as switches (docs/design.md, "One model
+family, mechanisms as switches"): encoder and decoder layers switch mechanisms on independently; a layer
+without one is fairseq's own layer on fairseq's fast path. The mechanisms compose, also within one layer:
 
-One registered model (docs/design.md, "One model family, mechanisms as
-switches") whose encoder and decoder layers switch mechanisms on
-independently. Layers
-without a mechanism are fairseq's own layers on fairseq's fast path.
+* DBSA (Deguchi et al. 2019): a bi-affine parse head in encoder layer p_e (``--dbsa-encoder-layer``) and/or
+  decoder layer p_d (``--dbsa-decoder-layer``), :mod:`fairseq_syntax.modules.dependency_attention`; supervised
+  by ``label_smoothed_cross_entropy_with_dependency``, no parse at inference.
+* Relative positions in encoder self-attention: linear (Shaw et al. 2018, ``--rel-linear-k``) and tree depth
+  (Omote et al. 2019, ``--rel-dep-l``), key and/or value terms, :mod:`fairseq_syntax.modules.relative_positions`;
+  depths need the source parse (``src_depths``), unless ``--self-parse`` reads them from the encoder's own parse
+  head's tree (:mod:`fairseq_syntax.modules.batched_trees`). Linear ones in every decoder self-attention layer
+  too (``--rel-decoder-k``), with incremental decoding.
+* PASCAL (Bugliarello & Okazaki 2020): the first ``--pascal-heads`` heads of encoder layer ``--pascal-layer``
+  scale their scores by a Gaussian around each token's parent,
+  :mod:`fairseq_syntax.modules.parent_scaled_attention`; needs the source parse (``src_parents``).
+* SyncAttn (Deguchi et al. 2021): DBSA parse heads on both sides plus, in
+  ``label_smoothed_cross_entropy_with_sync``, a loss tying the encoder's parse attention, mapped through the
+  encoder-decoder attention of decoder layer ``--sync-layer``, to the decoder's
+  (:mod:`fairseq_syntax.criterions.sync_loss`); no parse at inference.
+* S&H label embeddings (Sennrich & Haddow 2016, as in Bugliarello & Okazaki 2020): each source token's label,
+  embedded in ``--label-embed-dim`` dimensions, replaces the last dimensions of its embedding (``src_labels``).
 
-Mechanisms (each a switch; they compose, also within one layer):
+Data flow (drawn in docs/design.md): the encoder's ``forward`` builds the layers' :class:`AttentionInputs` once
+per batch and passes them to each layer with a mechanism (:mod:`fairseq_syntax.models.syntax_layers`); the
+parse heads' float32 log-probabilities come back as return values into the encoder output
+(``encoder_parse_logprobs``) and the decoder's features dict (``parse_logprobs``), which the criterions read,
+with their graph also under ``--checkpoint-activations``. With LayerDrop the supervised layers (parse heads, the
+SyncAttn layer) are never dropped, and a dropped layer keeps its number (:class:`_LayerDrop`).
 
-* DBSA, dependency-based self-attention (Deguchi et al. 2019): a bi-affine
-  parse head in encoder layer p_e (``--dbsa-encoder-layer``) and/or decoder
-  layer p_d (``--dbsa-decoder-layer``), see
-  :mod:`fairseq_syntax.modules.dependency_attention`. It is supervised by the
-  ``label_smoothed_cross_entropy_with_dependency`` criterion and needs no
-  parse at inference.
-* Relative positions in encoder self-attention: linear (Shaw et al. 2018,
-  ``--rel-linear-k``) and tree-depth (Omote et al. 2019, ``--rel-dep-l``),
-  key and/or value terms, in all or chosen encoder layers, see
-  :mod:`fairseq_syntax.modules.relative_positions`. Depth positions need the
-  source parse at training and at inference (``src_depths``). Linear
-  relative positions in every decoder self-attention layer
-  (``--rel-decoder-k``: Shaw et al. 2018 have them on both sides), with
-  incremental decoding.
-* PASCAL, parent-scaled self-attention (Bugliarello & Okazaki 2020): the
-  first ``--pascal-heads`` heads of encoder layer ``--pascal-layer`` scale
-  their scores by a Gaussian around each token's parent (``middle`` parents),
-  see :mod:`fairseq_syntax.modules.parent_scaled_attention`. Needs the source
-  parse at inference (``src_parents``).
-* SyncAttn, synchronous syntactic attention (Deguchi et al. 2021): DBSA
-  parse heads on both sides plus, in the criterion
-  ``label_smoothed_cross_entropy_with_sync``, a loss that ties the encoder's
-  parse attention, mapped through the encoder-decoder attention of decoder
-  layer ``--sync-layer``, to the decoder's (see
-  :mod:`fairseq_syntax.criterions.sync_loss`). No parse at inference.
-* S&H dependency-label embeddings (Sennrich & Haddow 2016, as in Bugliarello
-  & Okazaki 2020): each source token's label, embedded in
-  ``--label-embed-dim`` dimensions, replaces the last dimensions of its token
-  embedding (``src_labels``).
-
-Data flow (docs/design.md draws it): the encoder's ``forward`` takes the
-task's source fields, builds the layers' :class:`AttentionInputs` once per
-batch and passes them to each layer with a mechanism
-(:mod:`fairseq_syntax.models.syntax_layers`), which passes them to its
-self-attention; the parse head's float32 log-probabilities come back up as
-return values, through the layer loops here, into the encoder output
-(``encoder_parse_logprobs``) and the decoder's features dict
-(``parse_logprobs``), which the criterions read. Return values keep their
-graph under ``--checkpoint-activations`` too. With LayerDrop the supervised
-layers (parse heads, the SyncAttn layer) are never dropped, and a dropped
-layer keeps its number (:class:`_LayerDrop`).
-
-Decoder parse rows (``--dbsa-decoder-rows``): ``predicting`` (default, as in
-the authors' DBSA code, de9uch1/dbsa) pairs row i with the decoder state that
-predicts target token i (its input is the token before; the one fairseq's
-encoder-decoder attention aligns with it) and the parent with the state that
-predicts the parent; ``input`` pairs both with the state whose input is the
-token. The task collates target parents in the matching coordinates.
-
-Named architectures (presets) are in :mod:`fairseq_syntax.models.presets`.
+Decoder parse rows (``--dbsa-decoder-rows``): ``predicting`` (default, as in the authors' DBSA code,
+de9uch1/dbsa) pairs row i with the decoder state that predicts target token i and the parent with the state
+that predicts the parent; ``input`` pairs both with the state whose input is the token. The task collates target
+parents in the matching coordinates. Named architectures (presets): :mod:`fairseq_syntax.models.presets`.
 """
 from argparse import Namespace
 from typing import Optional, Set, Tuple

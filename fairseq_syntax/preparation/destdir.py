@@ -29,10 +29,10 @@ def stop_here_for_tests(step: str) -> None:
 
 
 
-def check_paths(args, splits, work):
+def check_paths(args, splits, work, destdir=True):
     """Before any work: --destdir and --workdir can be folders, and every split has its input on both sides
     (a missing valid file found after hours of parsing train would waste them)."""
-    for flag, path in (("--destdir", args.destdir), ("--workdir", work)):
+    for flag, path in ((("--destdir", args.destdir),) if destdir else ()) + (("--workdir", work),):
         if os.path.exists(path) and not os.path.isdir(path):
             raise SyntaxDataError(path, f"{flag} names a file, not a folder: give a folder (made when missing)")
     for split, pref in splits:

@@ -22,7 +22,8 @@ of the ``args`` these functions take); :func:`prepare` runs it all, one preparat
 (:mod:`.folder_lock`). The steps are modules of this package: :mod:`.parse_step` (1), :mod:`.pair_selection`
 (2), :mod:`.bpe` (3), :mod:`.destdir` (the data-bin folder and fairseq-preprocess, 4), the alignment and
 binarizing of :mod:`fairseq_syntax.data.binarize` (5), :mod:`.recording` (the record), :mod:`.shards` (one
-piece of a sharded job); :mod:`.texts` their text files.
+piece of a sharded job); :mod:`.texts` their text files. ``--text-only`` stops after step 1 and keeps the text
+for several data-bins (:mod:`.text_stage`).
 """
 from __future__ import annotations
 
@@ -53,8 +54,9 @@ from fairseq_syntax.preparation.parse_step import (
     tokenised_text,
 )
 from fairseq_syntax.preparation.record import UNFINISHED_FILE
-from fairseq_syntax.preparation.recording import record_existing, write_record
+from fairseq_syntax.preparation.recording import check_text_record, record_existing, write_record
 from fairseq_syntax.preparation.shards import prepare_shard
+from fairseq_syntax.preparation.text_stage import prepare_text
 from fairseq_syntax.preparation.texts import count_lines_of, lowercase_file
 
 logger = logging.getLogger(__name__)
@@ -78,6 +80,11 @@ def prepare(args):
                           "longer match the forms of the parses")
     work = args.workdir or os.path.join(args.destdir, "work")
     splits = [(s, p) for s, p in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)) if p]
+    if getattr(args, "text_only", False):
+        check_paths(args, splits, args.workdir, destdir=False)
+        return prepare_text(args, splits, syntax_sides, args.workdir)
+    if getattr(args, "text_record", None):
+        check_text_record(args)
     if getattr(args, "record_only", False):
         return record_existing(args, syntax_sides, work)
     check_paths(args, splits if shard is None else splits[:1], work)
@@ -98,6 +105,10 @@ def _prepare_locked(args, splits, syntax_sides, work, t_start):
     src, tgt = args.source_lang, args.target_lang
     parsers = {}
     to_parse = sides_to_parse(args, [pref for _, pref in splits], syntax_sides)
+    if getattr(args, "text_record", None) and to_parse:  # the text's own parses are what this data-bin needs
+        lang = to_parse[0][0]
+        raise SyntaxDataError(f"{splits[0][1]}.{lang}.conllu", f"no parse of {lang} in the text that --text-record "
+                              f"{args.text_record} describes: make the text with --syntax naming that side")
     load_side_parsers(args, to_parse, parsers)
     check_destdir(args, work)
     unfinished = os.path.join(args.destdir, UNFINISHED_FILE)

@@ -11,9 +11,10 @@ from fairseq_syntax.durable_files import (
     replace_file,
     temporary_name,
 )
-from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.preparation.parse_step import side_parser_spec, sides_of
 from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
+from fairseq_syntax.preparation.text_stage import read_text_record
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +23,10 @@ def language_record(args, lang, side, syntax_sides, parsed_here):
     """How this preparation made a language's tokens (:mod:`fairseq_syntax.preparation.record`): the parser is
     recorded when prepare ran it on this side or the options name one (a side given as CoNLL-U: the parser that
     made it), with absolute model paths and without GPU options (the record is for decoding elsewhere)."""
+    if getattr(args, "text_record", None):  # the text was made by prepare --text-only: its record says how
+        entry = read_text_record(args.text_record)[lang]
+        return LanguageRecord(tokenizer=entry["tokenizer"], normalize=entry["normalize"],
+                              lowercase=bool(args.lowercase), units=args.units, parser=entry["parser"])
     pretokenized = side in sides_of(args.pretokenized or "none", "--pretokenized")
     parser = None
     if parsed_here or getattr(args, f"parser_{side}") or args.parser:
@@ -38,6 +43,25 @@ def language_record(args, lang, side, syntax_sides, parsed_here):
     norm = getattr(args, f"normalize_{side}")
     return LanguageRecord(tokenizer=tokenizer, normalize=None if norm == "none" else norm,
                           lowercase=bool(args.lowercase), units=args.units, parser=parser)
+
+
+
+def check_text_record(args):
+    """--text-record: the record names both languages, and no option of this run says otherwise."""
+    record = read_text_record(args.text_record)
+    for lang in (args.source_lang, args.target_lang):
+        if lang not in record:
+            raise SyntaxDataError(args.text_record, f"no language {lang!r} (it records {sorted(record)})")
+    given = [flag for flag, value in (("--parser", args.parser), ("--parser-source", args.parser_source),
+                                      ("--parser-target", args.parser_target), ("--pretokenized", args.pretokenized),
+                                      ("--tokenizer-source", args.tokenizer_source != "auto" and args.tokenizer_source),
+                                      ("--tokenizer-target", args.tokenizer_target != "auto" and args.tokenizer_target),
+                                      ("--normalize-source", args.normalize_source != "none" and args.normalize_source),
+                                      ("--normalize-target", args.normalize_target != "none" and args.normalize_target))
+             if value]
+    if given:
+        raise OptionError(f"--text-record {args.text_record} says how the text was made: give none of "
+                          f"{', '.join(given)}")
 
 
 

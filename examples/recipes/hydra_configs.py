@@ -2,8 +2,11 @@
 settings live: the preset table (:mod:`fairseq_syntax.models.presets`: the model) and the preset's recipe
 (``examples/DATASET/config.sh``: the paper's training settings).
 
-    python -m fairseq_syntax.hydra_configs            # (re)write fairseq_syntax/config/*.yaml
-    python -m fairseq_syntax.hydra_configs --check    # exit 1 (and show the differences) if out of date
+    python examples/recipes/hydra_configs.py            # (re)write fairseq_syntax/config/*.yaml
+    python examples/recipes/hydra_configs.py --check    # exit 1 (and show the differences) if out of date
+
+It lives beside the recipes it reads (the package itself never runs ``examples/``); its output, the YAML files,
+ships in the package.
 
 One ``<arch>.yaml`` per named architecture of the table:
 
@@ -27,8 +30,8 @@ import sys
 from argparse import Namespace
 from typing import Dict, List, Tuple
 
-PACKAGE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(PACKAGE)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PACKAGE = os.path.join(ROOT, "fairseq_syntax")
 DEFAULT_DIR = os.path.join(PACKAGE, "config")
 SECTIONS = ("criterion", "optimizer", "lr_scheduler", "optimization", "dataset", "checkpoint")
 
@@ -160,7 +163,7 @@ def config(arch: str) -> Tuple[str, dict]:
         **{section: settings[section] for section in SECTIONS if settings[section]},
     }
     header = (f"# {arch}: fairseq-hydra-train config of the named architecture (--arch {arch}; {preset.paper}).\n"
-              f"# Written by `python -m fairseq_syntax.hydra_configs` from the preset table (fairseq_syntax/models/"
+              f"# Written by `python examples/recipes/hydra_configs.py` from the preset table (fairseq_syntax/models/"
               f"presets.py)\n# and the training settings of examples/{preset.recipe.replace(':', ' model ')}: "
               f"do not edit, regenerate.\n"
               "# Give task.data=DATA-BIN; common.user_dir=fairseq_syntax resolves from the checkout's root, else\n"
@@ -214,7 +217,7 @@ def check(out: str) -> List[str]:
 
 def main(argv=None):
     p = argparse.ArgumentParser(
-        prog="python -m fairseq_syntax.hydra_configs",
+        prog="python examples/recipes/hydra_configs.py",
         description="Write (or check) one fairseq-hydra-train config per named architecture of fairseq-syntax.")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--out", metavar="DIR", help=f"write the configs into DIR (default: {DEFAULT_DIR})")
