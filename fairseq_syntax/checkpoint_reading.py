@@ -16,6 +16,8 @@ import functools
 import os
 import pickle
 import re
+import struct
+import zipfile
 
 from fairseq_syntax.errors import SyntaxDataError
 
@@ -54,6 +56,8 @@ def refused_checkpoint(path: str, exc: BaseException) -> SyntaxDataError:
                                "objects a checkpoint of fairseq or this plugin holds (loading it could run code); "
                                "use a checkpoint from a source you trust")
     detail = re.search(r"WeightsUnpickler error: (.*?)(?: Check the documentation|$)", text)
+    if detail is None and not isinstance(exc, pickle.UnpicklingError):
+        text = f"{type(exc).__name__}: {text}"
     return SyntaxDataError(path, f"not a checkpoint torch can read ({(detail.group(1) if detail else text)[:120]}): "
                            "truncated, corrupt or another kind of file; use another checkpoint")
 
@@ -65,6 +69,20 @@ def mismatched_checkpoint(path: str, exc: BaseException) -> SyntaxDataError:
                   lines[-1] if lines else type(exc).__name__)
     return SyntaxDataError(path, "its parameters do not fit the model built here (trained with another "
                            f"architecture, or on a data-bin with other dictionaries?): {detail[:300]}")
+
+
+#: what torch's safe unpickler raises, besides ``UnpicklingError``, on bytes that are no pickle: seen on random
+#: files (1 in 11): an opcode popping an empty stack or reading a memo slot never written, a string that is not
+#: UTF-8, a truncated struct
+_GARBAGE_PICKLE = (IndexError, KeyError, ValueError, struct.error, TypeError, OverflowError)
+
+
+def _is_legacy_file(path) -> bool:
+    """A file torch reads as a bare pickle (not the zip archive every checkpoint since torch 1.6 is)."""
+    try:
+        return os.path.isfile(path) and not zipfile.is_zipfile(path)
+    except OSError:
+        return False
 
 
 def _is_unreadable(exc: BaseException) -> bool:
@@ -86,6 +104,10 @@ def install() -> None:
         try:
             return original(path, *args, **kwargs)
         except pickle.UnpicklingError as e:
+            raise refused_checkpoint(str(path), e) from e
+        except _GARBAGE_PICKLE as e:
+            if not _is_legacy_file(path):
+                raise
             raise refused_checkpoint(str(path), e) from e
         except (EOFError, RuntimeError) as e:
             if not _is_unreadable(e):

@@ -18,9 +18,9 @@ def bad_checkpoints(tmp_path_factory):
     """evil.pt: a pickle whose loading would run a shell command (it would write PWNED); random.pt: bytes."""
     d = tmp_path_factory.mktemp("bad")
     marker = d / "PWNED"
-    script = (f"import os, torch\nclass Evil:\n    def __reduce__(self):\n        return (os.system, "
+    script = (f"import os, random, torch\nclass Evil:\n    def __reduce__(self):\n        return (os.system, "
               f"('touch {marker}',))\ntorch.save({{'model': Evil()}}, {str(d / 'evil.pt')!r})\n"
-              f"open({str(d / 'random.pt')!r}, 'wb').write(os.urandom(4000))\n")
+              f"open({str(d / 'random.pt')!r}, 'wb').write(random.Random(0).randbytes(4000))\n")
     subprocess.run([sys.executable, "-c", script], check=True, env=env())
     return d, marker
 
@@ -62,6 +62,31 @@ def test_a_checkpoint_torch_refuses_is_one_line_on_every_load_path(data_bin, bad
     with pytest.raises(SyntaxDataError, match=expected):
         from_pretrained(str(d), str(ck), data_bin)
     assert not marker.exists()
+
+
+def test_bytes_that_are_no_checkpoint_are_one_error_whatever_the_unpickler_trips_on(tmp_path):
+    """Random files: torch's safe unpickler mostly raises UnpicklingError, but 1 in 11 an IndexError (an opcode
+    popping an empty stack), a KeyError (a memo slot never written) or a UnicodeDecodeError; each is the one
+    error naming the file. An error inside a zip archive (a real checkpoint) is not renamed."""
+    import random
+
+    from fairseq import checkpoint_utils
+
+    from fairseq_syntax import checkpoint_reading
+    from fairseq_syntax.errors import SyntaxDataError
+
+    checkpoint_reading.install()
+    path = tmp_path / "r.pt"
+    kinds = set()
+    for seed in range(300):
+        rng = random.Random(seed)
+        path.write_bytes(rng.randbytes(rng.randint(1, 5000)))
+        with pytest.raises(SyntaxDataError, match="not a checkpoint torch can read") as e:
+            checkpoint_utils.load_checkpoint_to_cpu(str(path))
+        assert str(path) in str(e.value)
+        kinds.add(type(e.value.__cause__).__name__)
+    assert {"UnpicklingError", "IndexError", "KeyError", "UnicodeDecodeError"} <= kinds, kinds
+    assert not checkpoint_reading._is_legacy_file(tmp_path / "missing.pt")
 
 
 def test_a_checkpoint_of_another_data_bin_or_architecture(data_bin, checkpoint, tmp_path):  # noqa: F811
