@@ -71,7 +71,7 @@ def corpus_scores(outputs: Sequence[Sequence[str]], refs: Sequence[str], tokeniz
 
     if metric == "ribes":
         return [ribes(list(h), list(refs), tokenize) for h in outputs]
-    m = _bleu(tokenize) if metric == "bleu" else CHRF()
+    m = _bleu(tokenize, force=True) if metric == "bleu" else CHRF()
     return [m.corpus_score(list(h), [list(refs)]).score for h in outputs]
 
 
@@ -104,7 +104,7 @@ def compare(systems: Sequence[Sequence[str]], baselines: Sequence[Sequence[str]]
             sys_scores, base_scores = [float(np.mean(s)) for s in sys_s], [float(np.mean(s)) for s in base_s]
             m_sys, m_base = resampled_means(sys_s, idxs), resampled_means(base_s, idxs)
         else:
-            metric = _bleu(tokenize) if name == "bleu" else CHRF()
+            metric = _bleu(tokenize, force=True) if name == "bleu" else CHRF()
             sys_st = [np.array(metric._extract_corpus_statistics(list(h), [list(refs)])) for h in systems]
             base_st = [np.array(metric._extract_corpus_statistics(list(h), [list(refs)])) for h in baselines]
             sys_scores = [metric._compute_score_from_stats(list(st.sum(0))).score for st in sys_st]

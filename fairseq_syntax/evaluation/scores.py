@@ -46,10 +46,12 @@ def check_same_length(named: Dict[str, List[str]]):
                 raise SyntaxDataError(name, f"{n} lines but {first} has {sizes[first]}")
 
 
-def _bleu(tokenize: Optional[str]):
+def _bleu(tokenize: Optional[str], force: bool = False):
+    """sacreBLEU's BLEU; ``force``: no warning about tokenised-looking output (the caller scores text it knows,
+    e.g. replicates of a recipe whose evaluation warned once already)."""
     from sacrebleu.metrics import BLEU
 
-    return BLEU(tokenize=tokenize) if tokenize else BLEU()
+    return BLEU(tokenize=tokenize, force=force) if tokenize else BLEU(force=force)
 
 
 def length_buckets(lengths: Sequence[int], bounds: Sequence[int]) -> List[tuple]:
