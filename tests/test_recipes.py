@@ -124,6 +124,8 @@ PAPER_SETTINGS = [
                               "--max-update 20000", "--dropout 0.3", "--max-tokens 4096 --update-freq 8"]),
     ("wmt16-en-de", "pascal", ["--pascal-heads 5", "--max-update 100000", "--dropout 0.1"]),
     ("wmt17-en-de", "sh", ["--arch transformer_sh", "--label-embed-dim 10"]),
+    ("tanaka-ja-en", "dep_rel_self_st", ["--arch transformer_dep_rel_self", "--dependency-lambda-enc 0.5",
+                                         "--self-parse-train 0.5 --self-parse-train-after 400"]),
     ("wat-en-ja", "sisa", ["--arch transformer_sisa", "label_smoothed_cross_entropy_with_dependency"]),
     ("wat-en-ja", "ch", ["--task translation", "--arch transformer", "/ch/data-bin"]),
     ("wmt14-en-de", "syncattn", ["--sync-lambda 0.5", "--sync-layer 5", "--dependency-lambda-enc 0.5",

@@ -221,6 +221,31 @@ def test_what_the_tree_layers_receive_in_training(p, monkeypatch):
                 torch.testing.assert_close(q.grad, grads[n], msg=n)
 
 
+def test_the_head_s_own_tree_only_after_the_warm_up_updates(monkeypatch):
+    """--self-parse-train-after N: before update N (the count fairseq's task gives the model each step) the tree
+    layers read the parser's tree; from N on they draw the head's; in evaluation never the head's when a tree
+    is given."""
+    model, d = _self_parsing_model(self_parse_train=1.0, self_parse_train_after=10)
+    enc = model.encoder
+    calls = []
+    real = enc.own_tree
+    monkeypatch.setattr(enc, "own_tree", lambda *a: calls.append(enc.num_updates) or real(*a))
+    toks, lengths = _batch(d)
+    parser_depths = torch.tensor([[2, 1, 1, 0, 0], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0]])
+    model.train()
+    for step in (0, 9, 10, 11):
+        model.set_num_updates(step)
+        enc(toks, lengths, src_depths=parser_depths)
+    assert calls == [10, 11]
+    model.eval()
+    enc(toks, lengths, src_depths=parser_depths)
+    assert calls == [10, 11]
+    from fairseq_syntax.errors import OptionError
+
+    with pytest.raises(OptionError, match="--self-parse-train-after must be >= 0"):
+        _self_parsing_model(self_parse_train_after=-1)
+
+
 def test_self_parse_needs_a_parse_head_below_the_tree_layers():
     from fairseq_syntax.errors import OptionError
 

@@ -109,6 +109,15 @@ ALSO_AGAINST[dep_rel]=rel; ALSO_AGAINST[dep_rel_l4]=rel; ALSO_AGAINST[dep_rel_se
 DATA[dep_rel_self_own]=main BATCH[dep_rel_self_own]=tokens:$tokens CHECKPOINT_OF[dep_rel_self_own]=dep_rel_self
 TRAIN[dep_rel_self_own]=${TRAIN[dep_rel_self]} DECODE[dep_rel_self_own]="--beam 4 --lenpen 0.6 --inference-parser self"
 ALSO_AGAINST[dep_rel_self_own]="dep_rel dep_rel_self"
+# the same, its tree layers reading the head's own tree in half of the training batches once the warm-up is done
+# (the head has learnt the parser's trees by then): does training on its own trees help decoding from them?
+DATA[dep_rel_self_st]=main BATCH[dep_rel_self_st]=tokens:$tokens
+TRAIN[dep_rel_self_st]="${TRAIN[dep_rel_self]} --self-parse-train 0.5 --self-parse-train-after $CPU_WARMUP"
+ALSO_AGAINST[dep_rel_self_st]=dep_rel_self
+DATA[dep_rel_self_st_own]=main BATCH[dep_rel_self_st_own]=tokens:$tokens
+CHECKPOINT_OF[dep_rel_self_st_own]=dep_rel_self_st TRAIN[dep_rel_self_st_own]=${TRAIN[dep_rel_self_st]}
+DECODE[dep_rel_self_st_own]="--beam 4 --lenpen 0.6 --inference-parser self"
+ALSO_AGAINST[dep_rel_self_st_own]="dep_rel_self_own dep_rel_self_st"
 ALSO_AGAINST[syncattn]=dbsa_sync; ALSO_AGAINST[syncattn_sync2]=dbsa_sync
 
 # Watanabe et al. (2017), as in examples/aspec-en-ja: d 256 (the paper's size at both settings), 2 layers,

@@ -129,6 +129,8 @@ class SyntaxTransformerEncoder(TransformerEncoder):
                 raise OptionError(f"--{option} {layer} but the encoder has {args.encoder_layers} layers")
         self.self_parse = bool(getattr(args, "self_parse", False))
         self.self_parse_train = float(getattr(args, "self_parse_train", 0.0) or 0.0)
+        self.self_parse_train_after = int(getattr(args, "self_parse_train_after", 0) or 0)
+        self.num_updates = 0  # fairseq's trainer sets it (set_num_updates) before each update
         self.parent_strategy = str(getattr(args, "syntax_parent_strategy", "chain"))
         if self.self_parse:
             if not (self.dbsa_layer and self.rel_dep_l):
@@ -142,6 +144,8 @@ class SyntaxTransformerEncoder(TransformerEncoder):
                                   "encoder layer: the layers above it read its tree")
         if not 0.0 <= self.self_parse_train <= 1.0:
             raise OptionError(f"--self-parse-train must be a probability, not {self.self_parse_train}")
+        if self.self_parse_train_after < 0:
+            raise OptionError(f"--self-parse-train-after must be >= 0 updates, not {self.self_parse_train_after}")
         self.rel_layers: Set[int] = set()
         if self.rel_linear_k or self.rel_dep_l:
             self.rel_layers = layer_set(getattr(args, "rel_encoder_layers", "all"), args.encoder_layers,
@@ -198,14 +202,21 @@ class SyntaxTransformerEncoder(TransformerEncoder):
             parents = src_parents
         return AttentionInputs(dependency_buckets=buckets, parents=parents)
 
+    def set_num_updates(self, num_updates: int) -> None:
+        """The trainer's update count (fairseq calls it on every module), for --self-parse-train-after."""
+        self.num_updates = num_updates
+
     def reads_own_tree(self, src_depths) -> bool:
         """Whether this batch's tree layers read the parse head's tree: a self-parsing encoder given no tree
-        (parser-free decoding), or in training with probability --self-parse-train."""
+        (parser-free decoding), or in training with probability --self-parse-train once
+        --self-parse-train-after updates are done."""
         if not self.self_parse:
             return False
         if src_depths is None:
             return True
-        return self.training and self.self_parse_train > 0 and float(torch.rand(())) < self.self_parse_train
+        if not self.training or self.self_parse_train <= 0 or self.num_updates < self.self_parse_train_after:
+            return False
+        return float(torch.rand(())) < self.self_parse_train
 
     def own_tree(self, src_tokens, parse_logprobs) -> AttentionInputs:
         """The tree inputs of the layers above the parse head from its decoded tree (modules/batched_trees.py):

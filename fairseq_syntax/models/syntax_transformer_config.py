@@ -145,6 +145,11 @@ class SyntaxTransformerConfig(FairseqDataclass):
         metadata={"help": "with --self-parse: in training, the probability that a batch's tree layers read the "
                   "head's own decoded tree instead of the parser's (default 0: always the parser's)"},
     )
+    self_parse_train_after: int = field(
+        default=0,
+        metadata={"help": "with --self-parse-train: the updates during which the tree layers read only the "
+                  "parser's trees (the head learns them first; its early trees are near random)"},
+    )
     rel_implementation: ChoiceEnum(IMPLEMENTATIONS) = field(
         default="buckets",
         metadata={"help": "buckets (default): gather/scatter over the 2c+1 distance buckets; materialised: "
