@@ -6,6 +6,6 @@ source "$ROOT/examples/tanaka-ja-en/config.sh"
 NAME=tanaka-en-ja SRC=en TGT=ja DATA_FROM=tanaka-ja-en
 # the models that read or learn the source tree (a Japanese target tree is the Ja->En recipe's source side)
 EN_JA_MODELS="transformer transformer_seed2 rel dep dep_rel pascal sh sisa dep_rel_l4 dep_l4 pascal_h3 sisa_lambda05
-  sh_label3 pascal_wat"
+  sh_label3 pascal_wat dep_rel_self dep_rel_self_own dep_rel_self_st dep_rel_self_st_own"
 for m in "${!DATA[@]}"; do [[ " $(echo $EN_JA_MODELS) " == *" $m "* ]] || unset "DATA[$m]"; done
 unset m
