@@ -31,9 +31,11 @@ DOC_TABLES = {
                      "pascal", "sisa", "sh", "ch", "dbsa_sync", "syncattn", "lstm_luong", "cky_lstm",
                      "lstm_luong_lr001", "cky_lstm_lr001", "lstm_luong_lr001_seed2", "dbsa_enc_lambda05",
                      "dbsa_lambda05", "dbsa_dec_lambda05", "sisa_lambda05", "sh_label3", "pascal_h3",
-                     "syncattn_sync2", "dep_rel_l4", "ch_u4000", "dep_l4"],
+                     "syncattn_sync2", "dep_rel_l4", "ch_u4000", "dep_l4", "dep_rel_self", "dep_rel_self_own",
+                     "dep_rel_self_st", "dep_rel_self_st_own"],
     "tanaka-en-ja": ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "pascal", "sh", "sisa",
-                     "pascal_wat", "sisa_lambda05", "dep_l4", "dep_rel_l4", "sh_label3"],
+                     "pascal_wat", "sisa_lambda05", "dep_l4", "dep_rel_l4", "sh_label3", "dep_rel_self",
+                     "dep_rel_self_own"],
 }
 
 
