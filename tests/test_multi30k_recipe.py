@@ -25,12 +25,13 @@ TRIES = {"dbsa_enc_lambda05": ("dbsa_enc", {"--dependency-lambda-enc": "0.5"}),
          "sisa_lambda05": ("sisa", {"--dependency-lambda-enc": "0.5"}),
          "sh_label3": ("sh", {"--label-embed-dim": "3"}), "ch_u4000": ("ch", {"--max-update": "4000"}),
          "syncattn_sync2": ("syncattn", {"--sync-layer": "2"}),
+         "dep_rel_self_st": ("dep_rel_self", {"--self-parse-train": "0.5", "--self-parse-train-after": "400"}),
          **{f"{m}_lr001": (m, {"--lr": ",".join(["0.001"] * 9 + ["0.0005"] * 3 + ["0.00025"])})
             for m in ("lstm_luong", "cky_lstm")}}
 #: second seeds of a model outside MODELS (the seed noise at a kept try): name -> the model it reseeds
 SEEDS = {"lstm_luong_lr001_seed2": "lstm_luong_lr001"}
 #: other ways to decode a model's checkpoint (evaluate.sh only): name -> the model
-DECODINGS = {"dep_rel_self_own": "dep_rel_self"}
+DECODINGS = {"dep_rel_self_own": "dep_rel_self", "dep_rel_self_st_own": "dep_rel_self_st"}
 
 
 def options(command):
