@@ -316,6 +316,37 @@ def test_japanese_raw_text_is_tokenised_by_ginzas_tokenizer_alone():
     assert tokenize(lines) == [doc_to_sentence(doc).words for doc in full.pipe(lines)]
 
 
+@pytest.mark.parametrize("needs_tree,parser,alone,expected", [
+    (False, "auto", True, True),    # rel / transformer on GiNZA's tokens: the tokenizer alone
+    (True, "auto", True, False),    # dep_rel fed by the parser: the whole pipeline
+    (False, "udpipe", True, False),  # a parser the user names: it makes the tokens as asked
+    (False, "auto", False, False),  # tokens given, Moses, or a parser without a tokenizer-only mode
+    (True, "self", True, True),     # parser-free decoding
+])
+def test_raw_text_is_only_tokenised_where_no_tree_is_read(needs_tree, parser, alone, expected):
+    """Raw text is parsed only when a tree is read from the parse: a model that needs no source tree, whose
+    side's tokens the record's spaCy pipeline (GiNZA) made, gets them from that pipeline's tokenizer alone
+    (the full pipeline's tokens: test above), as parser-free decoding does."""
+    from types import SimpleNamespace
+
+    from fairseq_syntax.inference.raw_input import RawInput
+
+    calls = []
+
+    class Encoder:
+        tokenizes_alone = alone
+
+        def encode(self, lines, first_line, with_syntax, max_positions, tokenize_only=False):
+            calls.append((with_syntax, tokenize_only))
+
+    task = SimpleNamespace(cfg=SimpleNamespace(data="DATA", inference_parser=parser, max_source_positions=64),
+                           syntax_request=SimpleNamespace(required=lambda side: {"parents"} if needs_tree else set()))
+    raw = RawInput(task)
+    raw._record, raw._encoder = object(), Encoder()
+    raw.encode(["猫が好きです"])
+    assert calls == [(False, True)] if expected else calls == [(needs_tree, False)]
+
+
 def test_the_raw_text_benchmark_decodes_parser_free(data_bin, self_parsing_checkpoint, tmp_path):
     """examples/benchmark/translate_raw.py: the same model parser-fed (the record names no parser for the
     synthetic data-bin: its tokens are given) and parser-free, each row's time split by stage."""

@@ -107,11 +107,14 @@ class RawInput:
                     pretokenized=pretok)}
             self._encoder = RawSourceEncoder(self.record, self.data_dir, self.cfg.source_lang, self.task.src_dict,
                                              self.task.src_label_dict, parser=override)
-        if self.self_parsed:  # no parse: the model reads its own parse head's tree; the text is only tokenised
+        needs_tree = bool(self.task.syntax_request.required("source"))
+        # no parse where no tree is read: the model reads its own parse head's tree (--inference-parser self), or
+        # none at all and the record's parser only made the side's tokens (its tokenizer alone gives them)
+        if self.self_parsed or (not needs_tree and str(self.cfg.inference_parser) == "auto"
+                                and self._encoder.tokenizes_alone):
             return self._encoder.encode(lines, first_line, False, max_positions or self.cfg.max_source_positions,
                                         tokenize_only=True)
-        return self._encoder.encode(lines, first_line, bool(self.task.syntax_request.required("source")),
-                                    max_positions or self.cfg.max_source_positions)
+        return self._encoder.encode(lines, first_line, needs_tree, max_positions or self.cfg.max_source_positions)
 
     @property
     def self_parsed(self) -> bool:

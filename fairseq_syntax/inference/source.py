@@ -119,6 +119,12 @@ class RawSourceEncoder:
             self._tokenizer = MosesTokenizer(self.lang)
         return self._tokenizer.tokenize(line, aggressive_dash_splits=True, escape=True)
 
+    @property
+    def tokenizes_alone(self) -> bool:
+        """Whether this side's tokens come from its parser's pipeline and that pipeline's tokenizer alone gives
+        them (spaCy: GiNZA), so that text needing no parse is only tokenised."""
+        return self.spec.tokenizer == "parser" and (self.spec.parser or {}).get("backend") == "spacy"
+
     def _tokenize(self, lines: List[str]) -> List[List[str]]:
         """The tokens the recorded parser's pipeline makes of each line, without parsing (spaCy: its tokenizer
         alone, no component loaded; the tokens are those of the full pipeline: docs/inference.md)."""
