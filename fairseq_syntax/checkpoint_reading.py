@@ -79,10 +79,7 @@ _GARBAGE_PICKLE = (IndexError, KeyError, ValueError, struct.error, TypeError, Ov
 
 def _is_legacy_file(path) -> bool:
     """A file torch reads as a bare pickle (not the zip archive every checkpoint since torch 1.6 is)."""
-    try:
-        return os.path.isfile(path) and not zipfile.is_zipfile(path)
-    except OSError:
-        return False
+    return os.path.isfile(path) and not zipfile.is_zipfile(path)  # is_zipfile: False on a read error
 
 
 def _is_unreadable(exc: BaseException) -> bool:

@@ -110,11 +110,10 @@ class RawInput:
         needs_tree = bool(self.task.syntax_request.required("source"))
         # no parse where no tree is read: the model reads its own parse head's tree (--inference-parser self), or
         # none at all and the record's parser only made the side's tokens (its tokenizer alone gives them)
-        if self.self_parsed or (not needs_tree and str(self.cfg.inference_parser) == "auto"
-                                and self._encoder.tokenizes_alone):
-            return self._encoder.encode(lines, first_line, False, max_positions or self.cfg.max_source_positions,
-                                        tokenize_only=True)
-        return self._encoder.encode(lines, first_line, needs_tree, max_positions or self.cfg.max_source_positions)
+        tokenize_only = self.self_parsed or (not needs_tree and str(self.cfg.inference_parser) == "auto"
+                                             and self._encoder.tokenizes_alone)
+        return self._encoder.encode(lines, first_line, needs_tree and not tokenize_only,
+                                    max_positions or self.cfg.max_source_positions, tokenize_only=tokenize_only)
 
     @property
     def self_parsed(self) -> bool:

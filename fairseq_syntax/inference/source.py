@@ -130,7 +130,7 @@ class RawSourceEncoder:
         alone, no component loaded; the tokens are those of the full pipeline: docs/inference.md)."""
         import time
 
-        if self.spec.parser is None or self.spec.parser.get("backend") != "spacy":
+        if not self.tokenizes_alone:
             raise SyntaxDataError(f"{self.data_dir}/preparation.json", f"{self.lang}: tokenising without parsing "
                                   "is implemented for spaCy pipelines (GiNZA); this side's tokens were made by "
                                   f"{(self.spec.parser or {}).get('backend')}")

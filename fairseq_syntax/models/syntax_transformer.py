@@ -130,7 +130,7 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         self.self_parse = bool(getattr(args, "self_parse", False))
         self.self_parse_train = float(getattr(args, "self_parse_train", 0.0) or 0.0)
         self.self_parse_train_after = int(getattr(args, "self_parse_train_after", 0) or 0)
-        self.num_updates = 0  # fairseq's trainer sets it (set_num_updates) before each update
+        self.num_updates = 0  # fairseq's task sets it (model.set_num_updates) at each training step
         self.parent_strategy = str(getattr(args, "syntax_parent_strategy", "chain"))
         if self.self_parse:
             if not (self.dbsa_layer and self.rel_dep_l):
@@ -203,7 +203,8 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         return AttentionInputs(dependency_buckets=buckets, parents=parents)
 
     def set_num_updates(self, num_updates: int) -> None:
-        """The trainer's update count (fairseq calls it on every module), for --self-parse-train-after."""
+        """The update count (the model passes fairseq's task's call on to every module), for
+        --self-parse-train-after."""
         self.num_updates = num_updates
 
     def reads_own_tree(self, src_depths) -> bool:

@@ -38,8 +38,7 @@ from fairseq_syntax.durable_files import (
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.preparation.folder_lock import holding
 from fairseq_syntax.preparation.parse_step import load_side_parsers, parse_side, side_parser_spec
-from fairseq_syntax.preparation.texts import first_units, normalized_text, remove_file
-from fairseq_syntax.text_files import open_text
+from fairseq_syntax.preparation.texts import first_units, moses_tokens, normalized_text, remove_file
 
 logger = logging.getLogger(__name__)
 
@@ -91,18 +90,10 @@ def kytea_tokens(raw, out):
     return replace_file(tmp, out)
 
 
-def moses_tokens(raw, out, lang):
-    """sacremoses' tokeniser over ``raw`` (aggressive hyphen splitting, XML escapes, as ``sacremoses tokenize
-    -a``), one line per line."""
-    from sacremoses import MosesTokenizer
-
-    tok = MosesTokenizer(lang)
-    tmp = temporary_name(out)
-    with open_text(raw) as fin, open(tmp, "w", encoding="utf-8") as fout:
-        for line in fin:
-            fout.write(tok.tokenize(line.rstrip("\r\n"), aggressive_dash_splits=True, escape=True,
-                                    return_str=True) + "\n")
-    return replace_file(tmp, out)
+def copy_durably(src, out):
+    """``out`` a copy of ``src``, written atomically."""
+    shutil.copyfile(src, temporary_name(out))
+    replace_file(temporary_name(out), out)
 
 
 def make_split(args, pref, split, lang, side, entry, plan, work, parsers):
@@ -128,8 +119,7 @@ def make_split(args, pref, split, lang, side, entry, plan, work, parsers):
         text = first_units(source, args.train_first, os.path.join(work, f"train.first.{lang}" +
                                                                    (".conllu" if source == given else "")))
     if source == given:
-        shutil.copyfile(text, temporary_name(out))
-        replace_file(temporary_name(out), out)
+        copy_durably(text, out)
     else:
         if entry["normalize"] == "moses":
             text = normalized_text(text, os.path.join(work, f"{split}.normalized.{lang}"), lang)
@@ -140,8 +130,7 @@ def make_split(args, pref, split, lang, side, entry, plan, work, parsers):
         elif tokenizer == "moses":
             moses_tokens(text, out, lang)
         else:
-            shutil.copyfile(text, temporary_name(out))
-            replace_file(temporary_name(out), out)
+            copy_durably(text, out)
     for scratch in ("first", "normalized", "kytea"):
         name = f"{split}.{scratch}.{lang}"
         remove_file(os.path.join(work, name))

@@ -105,14 +105,32 @@ def lowercase_file(path):
 
 
 
+def map_lines(raw, out, fn):
+    """``out`` holds ``fn`` of every line of ``raw`` (without its line end), written atomically."""
+    tmp = temporary_name(out)
+    try:
+        with open_text(raw) as fin, open(tmp, "w", encoding="utf-8") as fout:
+            for line in fin:
+                fout.write(fn(line.rstrip("\r\n")) + "\n")
+    except BaseException:
+        remove_file(tmp)
+        raise
+    return replace_file(tmp, out)
+
+
 def normalized_text(raw, out, lang):
     """``raw`` with sacremoses' punctuation normaliser applied to every line (the recipes' ``moses``
     normalisation), written to ``out``."""
     from sacremoses import MosesPunctNormalizer
 
-    norm = MosesPunctNormalizer(lang)
-    tmp = temporary_name(out)
-    with open_text(raw) as fin, open(tmp, "w", encoding="utf-8") as fout:
-        for line in fin:
-            fout.write(norm.normalize(line.rstrip("\r\n")) + "\n")
-    return replace_file(tmp, out)
+    return map_lines(raw, out, MosesPunctNormalizer(lang).normalize)
+
+
+def moses_tokens(raw, out, lang):
+    """sacremoses' tokeniser over ``raw`` (aggressive hyphen splitting, XML escapes, as ``sacremoses tokenize
+    -a``), one line per line."""
+    from sacremoses import MosesTokenizer
+
+    tok = MosesTokenizer(lang)
+    return map_lines(raw, out, lambda line: tok.tokenize(line, aggressive_dash_splits=True, escape=True,
+                                                         return_str=True))
