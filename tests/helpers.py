@@ -142,19 +142,20 @@ def _in_process(function, argv, input, cwd):
         return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
 
 
-def run(cmd, check=True, input=None, cwd=None, process=False):
+def run(cmd, check=True, input=None, cwd=None, process=False, extra_env=None):
     """Run a command; on failure show its output in the assertion.
 
     A command line that runs a fairseq or plugin program (``fairseq-*`` console scripts, ``python -m
     fairseq_cli.X`` / ``fairseq_syntax.cli.X``, ``python preprocess/X.py``) runs in this process through its
     entry point, as fairseq's own tests call its CLIs' main; ``process=True``, and every other command (shell
-    scripts, the recipes), start a real process."""
+    scripts, the recipes), start a real process, with ``extra_env`` added to its environment."""
     entry = None if process else _entry_point(cmd)
     if entry is not None:
         code, out, err = _in_process(*entry, input, cwd or ROOT)
         p = Result(cmd, code, out, err)
     else:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env(), input=input, cwd=cwd or ROOT)
+        p = subprocess.run(cmd, capture_output=True, text=True, env={**env(), **(extra_env or {})}, input=input,
+                           cwd=cwd or ROOT)
     if check and p.returncode != 0:
         raise AssertionError(f"command failed ({p.returncode}): {' '.join(cmd)}\n--- stdout\n{p.stdout[-4000:]}\n"
                              f"--- stderr\n{p.stderr[-6000:]}")

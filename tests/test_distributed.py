@@ -12,8 +12,9 @@ import socket
 import pytest
 import torch
 
+import forkserver
 from fairseq_syntax.launcher import launcher_options
-from helpers import BIN, USER_DIR, run, tool
+from helpers import USER_DIR, run, tool
 
 CRITERIA = {
     "transformer_dbsa_tiny": "label_smoothed_cross_entropy_with_dependency",
@@ -86,8 +87,10 @@ def test_launcher_options():
 def test_two_gloo_processes_match_one(arch, data_bin, tmp_path):
     one, two = str(tmp_path / "one"), str(tmp_path / "two")
     single = run([tool("fairseq-train"), *train_args(data_bin, arch, one), "--update-freq", "2"])
+    # the two processes start through the test worker's fork server (tests/forkserver.py: without their imports)
     double = run([tool("torchrun"), "--nproc_per_node", "2", "--master_addr", "127.0.0.1", "--master_port",
-                  str(free_port()), os.path.join(BIN, "fairseq-syntax-train"), *train_args(data_bin, arch, two)])
+                  str(free_port()), forkserver.command("fairseq-syntax-train"), *train_args(data_bin, arch, two)],
+                 extra_env=forkserver.environment())
     out2 = double.stdout + double.stderr
     assert "distributed init (rank 0)" in out2 and "distributed init (rank 1)" in out2
     losses1, losses2 = logged_losses(single.stdout + single.stderr), logged_losses(out2)

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+import forkserver
 from helpers import ROOT, run
 
 sys.path.insert(0, os.path.join(ROOT, "examples", "gpu"))
@@ -17,7 +18,9 @@ import tanaka_base  # noqa: E402
 
 
 def _run_sh(step, out, **variables):
-    env = [f"{k}={v}" for k, v in {"OUT": out, "DEVICE": "cpu", **variables}.items()]
+    """run.sh STEP on the CPU; its fairseq commands start through the test worker's fork server (tests/
+    forkserver.py)."""
+    env = [f"{k}={v}" for k, v in {**forkserver.environment(), "OUT": out, "DEVICE": "cpu", **variables}.items()]
     return run(["env", *env, "bash", os.path.join(ROOT, "examples", "gpu", "run.sh"), step])
 
 

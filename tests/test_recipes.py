@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+import forkserver
 from helpers import ROOT, run
 
 sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
@@ -52,8 +53,10 @@ BASELINES = {"transformer", "lstm_luong", "deguchi19-transformer", "deguchi19-tr
 
 
 def recipe(dataset, step, *args, check=True, **variables):
+    """Run examples/DATASET/STEP.sh; its fairseq commands start through the test worker's fork server (tests/
+    forkserver.py: the same commands without their 5 s of imports each)."""
     script = os.path.join(ROOT, "examples", dataset, f"{step}.sh")
-    env = [f"{k}={v}" for k, v in variables.items()]
+    env = [f"{k}={v}" for k, v in {**forkserver.environment(), **variables}.items()]
     return run(["env", *env, "bash", script, *args], check=check)
 
 
