@@ -100,14 +100,17 @@ def environment():
         started = {}
         for server in SERVERS:  # both import at once
             address = os.path.join(folder, f"{server}.socket")
-            started[server] = address, subprocess.Popen(
-                [sys.executable, os.path.abspath(__file__), address, server], stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, env=env, start_new_session=True)
+            with open(os.path.join(folder, f"{server}.log"), "wb") as log:  # the server's own errors
+                started[server] = address, subprocess.Popen(
+                    [sys.executable, os.path.abspath(__file__), address, server], stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=log, env=env, start_new_session=True)
             atexit.register(_stop, started[server][1])
         atexit.register(shutil.rmtree, folder, True)
         for server, (address, process) in started.items():
             if process.stdout.readline() != b"ready\n":
-                raise RuntimeError(f"the test fork server {server} did not start (exit status {process.wait()})")
+                with open(os.path.join(folder, f"{server}.log")) as log:
+                    raise RuntimeError(f"the test fork server {server} did not start (exit status {process.wait()}):\n"
+                                       f"{log.read()[-3000:]}")
             _server[f"FAIRSEQ_SYNTAX_TEST_FORKSERVER_{server.upper()}"] = address
         _server.update({"PATH": stand_ins(os.path.join(folder, "bin"), bin_dir) + os.pathsep + bin_dir + os.pathsep
                         + os.environ.get("PATH", ""), "FAIRSEQ_SYNTAX_VENV": "none",
@@ -193,9 +196,17 @@ def serve(address, server):
     listener.bind(address)
     listener.listen(16)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the handlers below are reaped by the kernel
+    parent = os.getppid()
+    listener.settimeout(2.0)
     print("ready", flush=True)
     while True:
-        conn, _ = listener.accept()
+        try:
+            conn, _ = listener.accept()
+        except socket.timeout:
+            if os.getppid() != parent:  # the test worker is gone without ending us: end with our commands
+                os.killpg(0, signal.SIGKILL)
+            continue
+        conn.settimeout(None)
         sys.stdout.flush()
         sys.stderr.flush()
         if os.fork() == 0:  # the handler of one command: forks it, waits, reports its status

@@ -5,6 +5,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -102,3 +103,21 @@ def test_a_signal_to_the_stand_in_reaches_the_command(tmp_path):
     assert p.poll() is None
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=30) == -signal.SIGTERM
+
+
+def test_the_servers_end_with_their_test_worker():
+    """A test worker killed without running its exit handlers leaves no server behind (a CI run would wait on
+    their inherited descriptors)."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import forkserver, time; "
+            "print(forkserver.environment()['FAIRSEQ_SYNTAX_TEST_FORKSERVER_FAIRSEQ'], flush=True); time.sleep(600)")
+    worker = subprocess.Popen([sys.executable, "-c", code, os.path.dirname(os.path.abspath(__file__))], env=env(),
+                              stdout=subprocess.PIPE, text=True)
+    address = worker.stdout.readline().strip()
+    servers = subprocess.run(["pgrep", "-f", os.path.dirname(address)], capture_output=True, text=True).stdout.split()
+    assert len(servers) == 2
+    worker.kill()
+    worker.wait()
+    deadline = time.time() + 30
+    while time.time() < deadline and subprocess.run(["pgrep", "-f", os.path.dirname(address)]).returncode == 0:
+        time.sleep(0.5)
+    assert subprocess.run(["pgrep", "-f", os.path.dirname(address)]).returncode == 1
