@@ -107,7 +107,7 @@ def test_a_signal_to_the_stand_in_reaches_the_command(tmp_path):
 
 def test_the_servers_end_with_their_test_worker():
     """A test worker killed without running its exit handlers leaves no server behind (a CI run would wait on
-    their inherited descriptors)."""
+    their inherited descriptors), nor their folder."""
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import forkserver, time; "
             "print(forkserver.environment()['FAIRSEQ_SYNTAX_TEST_FORKSERVER_FAIRSEQ'], flush=True); time.sleep(600)")
     worker = subprocess.Popen([sys.executable, "-c", code, os.path.dirname(os.path.abspath(__file__))], env=env(),
@@ -121,3 +121,4 @@ def test_the_servers_end_with_their_test_worker():
     while time.time() < deadline and subprocess.run(["pgrep", "-f", os.path.dirname(address)]).returncode == 0:
         time.sleep(0.5)
     assert subprocess.run(["pgrep", "-f", os.path.dirname(address)]).returncode == 1
+    assert not os.path.exists(os.path.dirname(address))  # nor their folder

@@ -155,16 +155,15 @@ def _packed_self_parsing_models_translate_raw_text_without_a_parser(ja_en, en_ja
     import subprocess
     import sys
 
-    from helpers import BIN, env
+    from helpers import env
 
     for d, work_dir, lines, hide in (("tanaka-en-ja", en_ja, ["i like cats .", "where is the station ?"], "hide"),
                                      ("tanaka-ja-en", ja_en, ["猫が好きです。", "駅はどこですか。"], "record")):
         recipe(d, "train", "dep_rel_self", SAMPLE=1, WORK=work_dir)
         folder = str(tmp_path / f"packed-{d}")
         data = os.path.join(os.path.dirname(work_dir), "tanaka-ja-en", "main", "data-bin")
-        subprocess.run([os.path.join(BIN, "fairseq-syntax-pack"), data,
-                        os.path.join(work_dir, "checkpoints", "dep_rel_self", "checkpoint_last.pt"), "-o", folder],
-                       check=True, capture_output=True, env=env())
+        run([tool("fairseq-syntax-pack"), data, os.path.join(work_dir, "checkpoints", "dep_rel_self",
+                                                             "checkpoint_last.pt"), "-o", folder])
         p = subprocess.run([sys.executable, "-c", _TRANSLATE_RAW, folder, json.dumps(lines), hide],
                            capture_output=True, text=True, env={**env(), "PYTHONPATH": ROOT})
         assert p.returncode == 0, p.stderr[-3000:]
