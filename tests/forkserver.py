@@ -9,12 +9,15 @@ with those imports done, to fork a child that runs the command (its console-scri
 (the descriptors themselves, passed over a Unix socket); the stand-in ends with the child's exit status and
 passes SIGINT / SIGTERM / SIGHUP on to it. Every other command the stand-in executes as it is.
 
-The child is the command's own code from its first line on, in a process that has imported exactly what the
-real process imports before its ``main`` runs, and its root logger configured as the real one is (see
-:func:`_fairseq_import_configures_logging`); what only a
-real process checks (the console script's start-up, ``--user-dir`` on a cold interpreter) is tested by
-tests/test_cli_startup.py, and ``test_forkserver.py`` checks a training and a decoding give the same output and
-files both ways.
+The child runs the command's own code from its first line on. What differs from a fresh process: the server's
+modules are imported already (torch and fairseq, which each of its commands imports; a few fairseq modules not
+each one uses, e.g. the trainer in fairseq-generate; NLTK and matplotlib, which fairseq-syntax-evaluate imports
+with ``--ribes`` and ``--plot``); importing fairseq configures the root logger, so the child
+configures it where the real process's import would (:func:`_fairseq_import_configures_logging`); the
+interpreter's start-up flags and ``PYTHONUNBUFFERED`` are the server's. What only a real process checks (the
+console script's start-up, ``--user-dir`` on a cold interpreter) is tested by tests/test_cli_startup.py;
+``test_forkserver.py`` checks that a training, a decoding, interactive, evaluate, errors and signals come out
+the same both ways.
 
     python tests/forkserver.py SOCKET SERVER   # a server (:func:`environment` starts them): SERVER of SERVERS
 """
