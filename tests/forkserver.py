@@ -19,7 +19,8 @@ console script's start-up, ``--user-dir`` on a cold interpreter) is tested by te
 ``test_forkserver.py`` checks that a training, a decoding, interactive, evaluate, errors and signals come out
 the same both ways.
 
-    python tests/forkserver.py SOCKET SERVER   # a server (:func:`environment` starts them): SERVER of SERVERS
+    python tests/forkserver.py SOCKET SERVER PARENT   # a server (:func:`environment` starts them): SERVER of
+                                                      # SERVERS, PARENT the test worker's pid
 """
 import atexit
 import json
@@ -105,8 +106,8 @@ def environment():
             address = os.path.join(folder, f"{server}.socket")
             with open(os.path.join(folder, f"{server}.log"), "wb") as log:  # the server's own errors
                 started[server] = address, subprocess.Popen(
-                    [sys.executable, os.path.abspath(__file__), address, server], stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=log, env=env, start_new_session=True)
+                    [sys.executable, os.path.abspath(__file__), address, server, str(os.getpid())],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, start_new_session=True)
             atexit.register(_stop, started[server][1])
         atexit.register(shutil.rmtree, folder, True)
         for server, (address, process) in started.items():
@@ -183,7 +184,7 @@ def _read(conn, n):
 
 
 # ---------------------------------------------------------------- the server's side
-def serve(address, server):
+def serve(address, server, parent):
     import importlib
 
     modules, scripts, _ = SERVERS[server]
@@ -199,16 +200,17 @@ def serve(address, server):
     listener.bind(address)
     listener.listen(16)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the handlers below are reaped by the kernel
-    parent = os.getppid()
     listener.settimeout(2.0)
-    print("ready", flush=True)
+    try:
+        print("ready", flush=True)
+    except OSError:  # the test worker is gone while we imported
+        _orphaned(address)
     while True:
         try:
             conn, _ = listener.accept()
         except socket.timeout:
-            if os.getppid() != parent:  # the test worker is gone without ending us: end with our commands
-                shutil.rmtree(os.path.dirname(address), ignore_errors=True)  # what the worker's exit would remove
-                os.killpg(0, signal.SIGKILL)
+            if os.getppid() != int(parent):  # the test worker is gone without ending us
+                _orphaned(address)
             continue
         conn.settimeout(None)
         sys.stdout.flush()
@@ -221,6 +223,12 @@ def serve(address, server):
             finally:
                 os._exit(0)
         conn.close()
+
+
+def _orphaned(address):
+    """End this server and the commands it runs, removing its folder (what the test worker's exit would do)."""
+    shutil.rmtree(os.path.dirname(address), ignore_errors=True)
+    os.killpg(0, signal.SIGKILL)
 
 
 def _handle(conn, entries):
@@ -314,4 +322,4 @@ def _exit_code(e):
 
 
 if __name__ == "__main__":
-    serve(*sys.argv[1:3])
+    serve(*sys.argv[1:4])
