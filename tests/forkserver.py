@@ -100,7 +100,9 @@ def environment():
 
         folder = tempfile.mkdtemp(prefix="fairseq-syntax-fork-")
         bin_dir = os.path.dirname(sys.executable)
-        env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"), PYTHONWARNINGS="ignore")
+        from helpers import env as test_env  # the environment of the tests' processes: one thread, no warnings
+
+        env = test_env()
         started = {}
         for server in SERVERS:  # both import at once
             address = os.path.join(folder, f"{server}.socket")
@@ -152,7 +154,6 @@ def client(name, real):
     except OSError:  # no server (any more): the real command
         os.execv(real, [real, *argv])
     _, kind, target = forked
-    started = __import__("time").time()
     request = json.dumps({"kind": kind, "target": target, "argv": [real, *argv] if kind == "console" else argv,
                           "cwd": os.getcwd(),
                           "env": dict(os.environ)}).encode("utf-8")
@@ -161,11 +162,6 @@ def client(name, real):
     for sig in SIGNALS:
         signal.signal(sig, lambda s, frame: os.kill(pid, s))
     status = struct.unpack("!i", _read(conn, 4))[0]
-    if os.environ.get("FAIRSEQ_SYNTAX_TEST_FORK_LOG"):  # where the time of a script's commands goes
-        import time
-
-        with open(os.environ["FAIRSEQ_SYNTAX_TEST_FORK_LOG"], "a") as log:
-            log.write(f"{time.time() - started:.2f} s {name} {' '.join(argv)[:120]}\n")
     if status < 0:  # killed by a signal: so is the stand-in
         for sig in SIGNALS:
             signal.signal(sig, signal.SIG_DFL)
