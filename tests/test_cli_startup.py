@@ -10,7 +10,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
-DATA_TOOLS = ["parse", "align", "binarize", "prepare", "synth", "multitask", "evaluate", "detokenize"]
+DATA_TOOLS = ["parse", "align", "binarize", "prepare", "synth", "multitask", "evaluate", "detokenize", "settings"]
 LOADED = "import sys; print('torch' in sys.modules, 'fairseq' in sys.modules)"
 
 
@@ -63,7 +63,8 @@ def test_training_logs_as_fairseq_train_does(program, tmp_path):
 
 PARSERS = {"parse": "get_parser", "align": "get_parser", "binarize": "get_parser", "prepare": "get_parser",
            "synth": "get_parser", "multitask": "get_parser", "evaluate": "get_parser",
-           "induce_parses": "get_parser", "cky_attention": "build_parser", "plot": "get_parser"}
+           "induce_parses": "get_parser", "cky_attention": "build_parser", "plot": "get_parser",
+           "settings": "get_parser"}
 
 
 def all_actions(parser):

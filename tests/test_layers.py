@@ -29,6 +29,7 @@ ALLOWED = {
     "models": {"errors", "modules", "data", "models"},
     "startup": set(),
     "criterions": {"errors", "criterions"},
+    "recipes": {"errors", "recipes"},
     "tasks": LEAVES | {"data", "inference.source", "inference.raw_input", "preparation", "tasks", "criterions",
                        "startup"},
 }

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import forkserver
-from helpers import ROOT, run
+from helpers import BIN, ROOT, run
 
 sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
 from results_table import parse_uas  # noqa: E402
@@ -58,6 +58,13 @@ def recipe(dataset, step, *args, check=True, **variables):
     script = os.path.join(ROOT, "examples", dataset, f"{step}.sh")
     env = [f"{k}={v}" for k, v in {**forkserver.environment(), **variables}.items()]
     return run(["env", *env, "bash", script, *args], check=check)
+
+
+def sourced(dataset):
+    """Bash that sources the dataset's recipe as train.sh does, its models read from the table of training
+    settings (a recipe's functions can then be called one by one)."""
+    return (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/{dataset}/config.sh"; '
+            f'PATH="{BIN}:$PATH"; load_settings;')
 
 
 def listed_models(dataset, work):
@@ -191,8 +198,7 @@ def test_a_paper_baseline_not_evaluated_yet_is_skipped_with_a_line(tmp_path):
     def against(sets):
         if sets:
             (raw / "test.sets").write_text(sets)
-        script = (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/multi30k-en-de/config.sh"; '
-                  f'WORK="{work}"; RAW="{raw}"; score_test_set() {{ echo "scored $1 against $6"; }}; '
+        script = (f'{sourced("multi30k-en-de")} WORK="{work}"; RAW="{raw}"; score_test_set() {{ echo "scored $1 against $6"; }}; '
                   f'score_against_others dep_rel "{work}/eval/dep_rel" src.tok ref.tok')
         return run(["bash", "-c", script])
 
@@ -297,8 +303,7 @@ def _seeded(dataset, model, work):
     """train.sh MODEL's command (DRY_RUN) and the baselines evaluate.sh tests MODEL against."""
     p = recipe(dataset, "train", model, DRY_RUN=1, WORK=work, GPUS=1, MAX_TOKENS=4096)
     command = " ".join(shlex.split(p.stderr.split("] ", 1)[1]))
-    script = (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/{dataset}/config.sh"; '
-              f'model_of {model}; echo "${{BASELINE[{model}]:-transformer}}|${{ALSO_AGAINST[{model}]:-}}"')
+    script = (f'{sourced(dataset)} model_of {model}; echo "${{BASELINE[{model}]:-transformer}}|${{ALSO_AGAINST[{model}]:-}}"')
     base, also = run(["bash", "-c", script]).stdout.strip().split("|")
     return command, base, also.split()
 

@@ -13,11 +13,6 @@ VARIANTS=words
 SYNTAX[words]=none
 PREPARE[words]="--bpe-merges 0 --separate-bpe --max-words 49 --lowercase
   --preprocess-args '--thresholdsrc 2 --thresholdtgt 2'"
-cky="--optimizer adam --adam-betas '(0.9, 0.99)' --weight-decay 1e-6 --clip-norm 3.0 --lr-scheduler fixed
-  --lr 0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.01,0.005,0.005,0.005,0.0025 --max-epoch 15 --criterion cross_entropy"
-for m in lstm_luong cky_lstm; do
-  DATA[$m]=words; BATCH[$m]=sentences:128; DECODE[$m]="--beam 1"; TASK[$m]=translation; BASELINE[$m]=lstm_luong
-  TRAIN[$m]="--arch $m $cky"
-done
+# the models (lstm_luong, cky_lstm) and their settings: fairseq_syntax/recipes/paper_tables.py
 source "$ROOT/examples/recipes/wmt.sh"
 download() { aspec_extract train-1.txt; }

@@ -18,7 +18,7 @@
 #       100k pairs (<= 50 words), words seen >= 2 times, batches of 100, 50 epochs: dep-kv (b^K and b^V),
 #       dep-k, dep-v, and noabs (neither: no position information); bootstrap against dep-kv
 #   deguchi21-*: SyncAttn (Deguchi et al. 2021): separate BPE 16k, <= 100 words, ratio 1.5, 12k-token
-#       batches, lambda_sync 10.0 (see examples/recipes/syncattn.sh)
+#       batches, lambda_sync 10.0 (fairseq_syntax/recipes/paper_tables.py)
 NAME=aspec-ja-en SRC=ja TGT=en
 TRAIN_FIRST=1500000
 BLEU_ON_TOKENS=1
@@ -31,39 +31,6 @@ SYNTAX[omote19abl]=source; PREPARE[omote19abl]="--train-first 100000 --bpe-merge
 SYNTAX[omote19]=source; PREPARE[omote19]="--bpe-merges 0 --separate-bpe --max-words 50
   --preprocess-args '--thresholdsrc 7 --thresholdtgt 10'"
 SYNTAX[syncattn21]=source,target; PREPARE[syncattn21]="--bpe-merges 16000 --separate-bpe --max-words 100 --max-ratio 1.5"
-vaswani="--optimizer adam --adam-betas '(0.9, 0.98)' --adam-eps 1e-9 --lr 0.0007 --lr-scheduler inverse_sqrt
-  --warmup-updates 4000 --dropout 0.1 --criterion label_smoothed_cross_entropy --label-smoothing 0.1"
-# checkpoint_best.pt by validation BLEU (tokens; the search used for the test set)
-best_bleu() { echo "--eval-bleu --eval-bleu-args '{\"beam\": $1, \"lenpen\": $2}' --eval-bleu-remove-bpe
-  --best-checkpoint-metric bleu --maximize-best-checkpoint-metric"; }
-dbsa19="--share-all-embeddings --max-epoch 20 --max-source-positions 250 --max-target-positions 250
-  --skip-invalid-size-inputs-valid-test $(best_bleu 4 0.6) $vaswani"
-dep_loss="--criterion label_smoothed_cross_entropy_with_dependency --dependency-lambda-enc 1.0
-  --dependency-lambda-dec 1.0 --dependency-normalization arcs"
-for m in transformer dbsa_enc dbsa_dec dbsa transformer-words dbsa-words; do
-  DATA[deguchi19-$m]=dbsa19; BATCH[deguchi19-$m]=sentences:224; BASELINE[deguchi19-$m]=deguchi19-transformer
-  TRAIN[deguchi19-$m]="--arch transformer_${m%-words} $dbsa19 $dep_loss"
-done
-DATA[deguchi19-transformer-words]=dbsa19words; DATA[deguchi19-dbsa-words]=dbsa19words
-BASELINE[deguchi19-transformer-words]=deguchi19-transformer-words; BASELINE[deguchi19-dbsa-words]=deguchi19-transformer-words
-TRAIN[deguchi19-transformer]="--arch transformer $dbsa19"
-TRAIN[deguchi19-transformer-words]="--arch transformer $dbsa19"
-for m in transformer rel dep dep_rel; do
-  DATA[omote19-$m]=omote19; BATCH[omote19-$m]=sentences:256; DECODE[omote19-$m]="--beam 1"
-  BASELINE[omote19-$m]=omote19-transformer
-  TRAIN[omote19-$m]="--arch transformer_$m --max-epoch 30 $(best_bleu 1 1) $vaswani"
-done
-TRAIN[omote19-transformer]="--arch transformer --max-epoch 30 $(best_bleu 1 1) $vaswani"
-for m in kv k v; do
-  terms=key+value; [ $m = k ] && terms=key; [ $m = v ] && terms=value
-  TRAIN[omote19-dep-$m]="--arch transformer_dep --rel-dep-terms $terms --rel-no-absolute-positions --max-epoch 50 $(best_bleu 1 1) $vaswani"
-done
-TRAIN[omote19-noabs]="--arch syntax_transformer --rel-no-absolute-positions --max-epoch 50 $(best_bleu 1 1) $vaswani"
-for m in dep-kv dep-k dep-v noabs; do
-  DATA[omote19-$m]=omote19abl; BATCH[omote19-$m]=sentences:100; DECODE[omote19-$m]="--beam 1"
-  BASELINE[omote19-$m]=omote19-dep-kv
-done
-source "$ROOT/examples/recipes/syncattn.sh"
-syncattn_systems deguchi21- 10.0 12000 syncattn21
+# the models of the three papers and their settings: fairseq_syntax/recipes/paper_tables.py
 source "$ROOT/examples/recipes/wmt.sh"
 download() { aspec_extract train-1.txt train-2.txt; }

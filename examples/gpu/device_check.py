@@ -65,7 +65,7 @@ PAPER_MODELS = {
 TINY_TRANSFORMER = ["--encoder-layers", "2", "--decoder-layers", "2", "--encoder-embed-dim", "32",
                     "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64",
                     "--encoder-attention-heads", "4", "--decoder-attention-heads", "4"]
-#: the CPU table's size (examples/recipes/cpu_models.sh) for the half-precision runs on a GPU
+#: the CPU table's size (fairseq_syntax/recipes/cpu_table.py) for the half-precision runs on a GPU
 SMALL = ["--encoder-layers", "3", "--decoder-layers", "3", "--encoder-embed-dim", "128", "--decoder-embed-dim",
          "128", "--encoder-ffn-embed-dim", "512", "--decoder-ffn-embed-dim", "512", "--encoder-attention-heads",
          "4", "--decoder-attention-heads", "4"]

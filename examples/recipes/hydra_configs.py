@@ -1,12 +1,12 @@
-"""Hydra configs of the named architectures, for ``fairseq-hydra-train``, generated from the two places the
-settings live: the preset table (:mod:`fairseq_syntax.models.presets`: the model) and the preset's recipe
-(``examples/DATASET/config.sh``: the paper's training settings).
+"""Hydra configs of the named architectures, for ``fairseq-hydra-train``, generated from the preset table
+(:mod:`fairseq_syntax.models.presets`: the model) and the table of training settings
+(:mod:`fairseq_syntax.recipes`: the paper's training settings of the preset's recipe, at Transformer base).
 
     python examples/recipes/hydra_configs.py            # (re)write fairseq_syntax/config/*.yaml
     python examples/recipes/hydra_configs.py --check    # exit 1 (and show the differences) if out of date
 
-It lives beside the recipes it reads (the package itself never runs ``examples/``); its output, the YAML files,
-ships in the package.
+It is a developer's tool, kept in ``examples/`` (the package itself never runs ``examples/``); its output, the YAML
+files, ships in the package.
 
 One ``<arch>.yaml`` per named architecture of the table:
 
@@ -24,8 +24,6 @@ One ``<arch>.yaml`` per named architecture of the table:
 import argparse
 import difflib
 import os
-import shlex
-import subprocess
 import sys
 from argparse import Namespace
 from typing import Dict, List, Tuple
@@ -37,14 +35,12 @@ SECTIONS = ("criterion", "optimizer", "lr_scheduler", "optimization", "dataset",
 
 
 def recipe_command(recipe: str) -> Tuple[List[str], str, str]:
-    """(fairseq-train options, batch, task) of ``DATASET:MODEL`` at the papers' size, as train.sh reads them."""
-    dataset, model = recipe.split(":")
-    script = (f'SIZE=base; source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/{dataset}/config.sh"; '
-              f'printf "%s\\n%s\\n%s\\n" "${{TRAIN[{model}]:?no model {model}}}" "${{BATCH[{model}]}}" '
-              f'"${{TASK[{model}]:-syntax_translation}}"')
-    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout
-    train, batch, task = out.rsplit("\n", 3)[:3] if out.count("\n") > 3 else out.split("\n")[:3]
-    return shlex.split(train), batch, task
+    """(fairseq-train options, batch, task) of ``DATASET:MODEL`` at the papers' size (the table of training
+    settings, :mod:`fairseq_syntax.recipes`)."""
+    from fairseq_syntax.recipes.datasets import entry
+
+    settings = entry(recipe, "base")
+    return list(settings.train), settings.batch, settings.task
 
 
 def _parse(argv: List[str]) -> dict:
@@ -164,7 +160,7 @@ def config(arch: str) -> Tuple[str, dict]:
     }
     header = (f"# {arch}: fairseq-hydra-train config of the named architecture (--arch {arch}; {preset.paper}).\n"
               f"# Written by `python examples/recipes/hydra_configs.py` from the preset table (fairseq_syntax/models/"
-              f"presets.py)\n# and the training settings of examples/{preset.recipe.replace(':', ' model ')}: "
+              f"presets.py)\n# and the training settings of recipe {preset.recipe.replace(':', ' model ')} (fairseq_syntax/recipes): "
               f"do not edit, regenerate.\n"
               "# Give task.data=DATA-BIN; common.user_dir=fairseq_syntax resolves from the checkout's root, else\n"
               "# give its path. Any value can be overridden on the command line (model.dropout=0.3). See docs/hydra.md.\n")

@@ -16,7 +16,7 @@
 #                                                                  their UAS lines, printed
 #
 # SMALL_TRANSFORMER: the size of the small CPU runs (demo, fidelity, UD PUD UAS): 3+3 layers, d 128, FFN 256,
-# 4 heads. The recipes' CPU table (examples/recipes/cpu_models.sh) is 3+3, d 128, FFN 512.
+# 4 heads. The recipes' CPU table (fairseq_syntax/recipes/cpu_table.py) is 3+3, d 128, FFN 512.
 SMALL_TRANSFORMER=(--encoder-layers 3 --decoder-layers 3 --encoder-embed-dim 128 --decoder-embed-dim 128
                    --encoder-ffn-embed-dim 256 --decoder-ffn-embed-dim 256 --encoder-attention-heads 4
                    --decoder-attention-heads 4)

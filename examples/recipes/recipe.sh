@@ -9,14 +9,17 @@
 #   LANG_FILTER[v]       the paper's language identifier for v's training pairs (langid | langdetect;
 #                        prepare.py --lang-filter; not applied to the synthetic sample)
 #   MULTITASK[v]=1       v is the C&H multi-task corpus (preprocess/multitask.py, then no syntax)
+# The models come from the one table of training settings (fairseq_syntax/recipes, docs/settings.md), read
+# by `recipe` with `fairseq-syntax-settings NAME --size SIZE --bash` into these arrays:
 #   DATA[m]              the variant model m trains on (its keys are the models: `train.sh MODEL`)
 #   TRAIN[m]             model m's fairseq-train options (the paper's settings)
 #   BATCH[m]             tokens:N or sentences:N per update (split over GPUs and --update-freq)
-#   TASK[m] DECODE[m] BASELINE[m]   defaults: syntax_translation, "--beam 4 --lenpen 0.6", transformer
+#   TASK[m] DECODE[m] BASELINE[m]   the task, fairseq-generate's search, the paired bootstrap's baseline
 #   ALSO_AGAINST[m]      the paper's other baselines of m (space-separated models): evaluate.sh also scores m
 #                        against each, in eval/m/[SET/]vs_BASE/ (paired bootstrap as against BASELINE[m])
 #   CHECKPOINT_OF[m]     m is another way to decode that model's checkpoint (DECODE[m] says how): evaluate.sh
 #                        decodes it; train.sh has nothing to train (once that model has trained)
+# and a config.sh sets:
 #   TRAIN_FIRST          keep the first N training pairs (before parsing); 0 = all
 #   TEST_SETS            several test sets, e.g. "test2016 test2017": download writes RAW/NAME.{SRC,TGT} for
 #                        each; they are joined into the one test split (one preprocessing run) and evaluate.sh
@@ -49,6 +52,8 @@
 #   JA_TOKENIZED=1  the Japanese raw text is tokenised already (KyTea): kept, parsed --pretokenized
 #                 (TOKENIZER_ja=given); otherwise `kytea -notags` when kytea is on PATH, else the parser's own
 #                 tokeniser
+#   SIZE          the models' size where the table has two (Multi30k, Tanaka): cpu, 3+3 layers, d 128, for a
+#                 2-core CPU; base, Transformer base (the papers' size) for GPUs [cpu]
 #   GPUS MAX_TOKENS   GPUs used and tokens per GPU batch [all visible / 1; 4096]: --update-freq makes
 #                 the paper's batch; EXTRA_TRAIN_ARGS (e.g. --fp16) and extra train.sh arguments pass on
 #
@@ -415,16 +420,24 @@ recipe_help() {  # the dataset's header, the steps, the variables and the models
   echo "Models: $(echo $(model_list))"
 }
 
+load_settings() {  # the dataset's models from the table of training settings, at SIZE (cpu | base)
+  local table
+  table=$(fairseq-syntax-settings "$NAME" --size "${SIZE:-cpu}" --bash) \
+    || die "could not read the training settings of $NAME (fairseq-syntax-settings $NAME --size ${SIZE:-cpu})"
+  eval "$table"
+}
+
 recipe() {
   local step=$1; shift
+  # shellcheck disable=SC1091
+  source "$ROOT/examples/setup_env.sh"
+  load_settings
   case "${1:-}" in -h|--help) recipe_help; return ;; esac
   WORK="${WORK:-$ROOT/work/$NAME}"
   if [ -n "${DATA_FROM:-}" ]; then DATA_WORK="${DATA_WORK:-$(dirname "$WORK")/$DATA_FROM}"; else DATA_WORK="$WORK"; fi
   RAW="$DATA_WORK/raw"
   SAMPLE="${SAMPLE:-0}"
   export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore}"
-  # shellcheck disable=SC1091
-  source "$ROOT/examples/setup_env.sh"
   case $step in
     prepare) recipe_prepare "$@" ;;
     train) recipe_train "$@" ;;

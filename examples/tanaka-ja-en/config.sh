@@ -1,7 +1,8 @@
 # Tanaka corpus Japanese->English (small_parallel_enja: 50,000 / 500 / 500 pairs of 4-16 words, English
 # tokenised and lowercased, Japanese KyTea-tokenised), the papers' own language pair at a size a 2-core CPU
 # trains: every model of the five papers against its baseline, at the CPU setting of the Multi30k table
-# (examples/recipes/cpu_models.sh). examples/tanaka-en-ja trains the other direction on the same data-bin.
+# (fairseq_syntax/recipes/cpu_table.py, plus pascal_wat: docs/settings.md). examples/tanaka-en-ja trains the
+# other direction on the same data-bin.
 #   TANAKA_DIR   the corpus's {train,dev,test}.{ja,en} [../shared/data/small_parallel_enja; absent: downloaded
 #                from github.com/odashi/small_parallel_enja]
 #   SHARED       the shared folder with models/en_ewt_udpipe_small.udpipe [$FAIRSEQ_SYNTAX_SHARED or ../shared]
@@ -12,7 +13,6 @@
 # Scoring, the same tokens for every model: English output on the corpus's tokens (BLEU --tokenize none,
 # RIBES on the same tokens); Japanese output with its spaces removed, against the raw reference, with
 # sacreBLEU's ja-mecab tokenizer (BLEU and RIBES). chrF and the paired bootstrap test (BLEU, chrF, RIBES).
-# Models: those of the Multi30k table (see examples/multi30k-en-de/config.sh for each paper's setting).
 NAME=tanaka-ja-en SRC=ja TGT=en
 SHARED="${SHARED:-${FAIRSEQ_SYNTAX_SHARED:-$ROOT/../shared}}"
 TANAKA_DIR="${TANAKA_DIR:-$SHARED/data/small_parallel_enja}"
@@ -26,14 +26,6 @@ BLEU_ON_TOKENS=1 RIBES=1 JA_SCORE=mecab
 VARIANTS="main ch"
 SYNTAX[main]=source,target; PREPARE[main]="--bpe-merges 8000"
 SYNTAX[ch]=source; PREPARE[ch]="--bpe-merges 8000"; MULTITASK[ch]=1
-
-CPU_MAX_UPDATE=2000 CPU_WARMUP=400 CPU_LR=0.002 CPU_LSTM_EPOCHS=15
-source "$ROOT/examples/recipes/cpu_models.sh"
-# the try of PASCAL on this pair: Bugliarello & Okazaki's own English-Japanese row of Table 2 (WAT En-Ja:
-# 7 of 8 heads parent-scaled, no parent ignored, q = 0) in place of the low-resource NC11 row the CPU table
-# uses (2 heads, q = 0.4), scaled to the CPU model's 4 heads (3 of 4)
-TRAIN[pascal_wat]="${TRAIN[pascal]/--pascal-heads 2 --pascal-ignore-prob 0.4/--pascal-heads 3 --pascal-ignore-prob 0.0}"
-DATA[pascal_wat]=main BATCH[pascal_wat]=${BATCH[pascal]}
 
 download() {  # the corpus's files; the Japanese without KyTea's spaces (the parser tokenises it)
   local from to lang

@@ -3,7 +3,7 @@
 # filtered WMT16).
 NAME=wmt16-en-de SRC=en TGT=de
 source "$ROOT/examples/recipes/pascal.sh"
-pascal_systems 0.0007 "(0.9, 0.98)" 5 0.0 large 32000 langdetect  # Table 2
+pascal_data 32000 langdetect  # the data of a large corpus; its models: fairseq_syntax/recipes/datasets.py (Table 2)
 source "$ROOT/examples/recipes/wmt.sh"
 download() {
   wmt_train "$EUROPARL7|europarl-v7.de-en" "$COMMONCRAWL|commoncrawl.de-en" "$NC11|news-commentary-v11.de-en"

@@ -4,8 +4,7 @@ NAME=wmt16-en-ro SRC=en TGT=ro
 VARIANTS=main
 SYNTAX[main]=source,target
 PREPARE[main]="--bpe-merges 40000 --max-words 100 --max-ratio 1.5"
-source "$ROOT/examples/recipes/syncattn.sh"
-syncattn_systems "" 0.1 6000 main
+# Models: the SyncAttn paper's three (fairseq_syntax/recipes/datasets.py: its lambda_sync and batch)
 source "$ROOT/examples/recipes/wmt.sh"
 download() {
   wmt_train "$EUROPARL8|europarl-v8.ro-en" "$SETIMES2_EN_RO|SETIMES.en-ro"

@@ -1,0 +1,131 @@
+"""Print the recipes' training settings (the table in :mod:`fairseq_syntax.recipes`): a dataset's models with
+their fairseq-train options, batch, data variant, decoding and baselines.
+
+    fairseq-syntax-settings tanaka-ja-en                 # the models, one line each
+    fairseq-syntax-settings tanaka-ja-en dep_rel --json  # one model's settings
+    fairseq-syntax-settings tanaka-ja-en --bash          # what examples/tanaka-ja-en/*.sh evaluate
+    fairseq-syntax-settings --markdown > docs/settings.md
+"""
+import argparse
+import json
+import shlex
+import sys
+from dataclasses import asdict
+from typing import Dict
+
+from fairseq_syntax.cli import prog_name, run
+from fairseq_syntax.errors import OptionError
+from fairseq_syntax.recipes.datasets import DATASETS, SIZES, settings
+from fairseq_syntax.recipes.model_settings import ModelSettings
+
+
+def get_parser():
+    p = argparse.ArgumentParser(prog=prog_name("settings"), description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dataset", nargs="?", help=f"the recipe (examples/DATASET): {', '.join(sorted(DATASETS))}")
+    p.add_argument("models", nargs="*", metavar="MODEL", help="only these models (default: all of the recipe's)")
+    p.add_argument("--size", choices=SIZES, default="cpu",
+                   help="cpu: the CPU table's 3+3 layers, d 128 (Multi30k, Tanaka); base: Transformer base, the "
+                   "papers' size (the other recipes train at the paper's size either way) [cpu]")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="every field of each model, as JSON")
+    out.add_argument("--bash", action="store_true",
+                     help="bash assignments to the recipe's arrays (DATA, TRAIN, BATCH, TASK, DECODE, BASELINE, "
+                     "ALSO_AGAINST, CHECKPOINT_OF) for examples/recipes/recipe.sh to evaluate")
+    out.add_argument("--markdown", action="store_true",
+                     help="the page docs/settings.md: every recipe's table (no DATASET)")
+    return p
+
+
+def select(dataset: str, models, size: str) -> Dict[str, ModelSettings]:
+    if dataset not in DATASETS:
+        raise OptionError(f"no recipe named {dataset!r}; recipes: {', '.join(sorted(DATASETS))}")
+    table = settings(dataset, size)
+    unknown = [m for m in models if m not in table]
+    if unknown:
+        raise OptionError(f"recipe {dataset} has no model {', '.join(map(repr, unknown))}; its models: "
+                          f"{' '.join(sorted(table))}")
+    return {m: table[m] for m in (models or sorted(table))}
+
+
+def bash(table: Dict[str, ModelSettings]) -> str:
+    lines = []
+    for m, s in table.items():
+        q = shlex.quote
+        line = (f"DATA[{m}]={q(s.data)} BATCH[{m}]={q(s.batch)} TASK[{m}]={q(s.task)} BASELINE[{m}]={q(s.baseline)} "
+                f"TRAIN[{m}]={q(shlex.join(s.train))} DECODE[{m}]={q(shlex.join(s.decode))}")
+        if s.also_against:
+            line += f" ALSO_AGAINST[{m}]={q(' '.join(s.also_against))}"
+        if s.checkpoint_of:
+            line += f" CHECKPOINT_OF[{m}]={q(s.checkpoint_of)}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _code(words) -> str:
+    return "`" + shlex.join(words).replace("|", "\\|") + "`"
+
+
+def markdown() -> str:
+    out = ["# Training settings", "",
+           "Every model of every recipe (`examples/DATASET/train.sh MODEL`) with the options it trains with. "
+           "Written by `python tests/test_settings.py --write` from the one table of training settings, "
+           "`fairseq_syntax/recipes/` (do not edit this page: `tests/test_settings.py` checks it). "
+           "`fairseq-syntax-settings DATASET MODEL --json` prints one entry.", "",
+           "The recipe adds the data-bin, `--task`, the language pair, `--save-dir` and the batch "
+           "(`tokens:N` is `--max-tokens`, `sentences:N` `--batch-size`, split over GPUs with `--update-freq`). "
+           "`MODEL_seedN` is MODEL with `--seed N` against its baseline's seed N. A model with a checkpoint of "
+           "another is that model decoded another way (nothing to train). Preparation (BPE, parsers, "
+           "filters: the data variants) is in each dataset's `config.sh`. The recipes with two sizes take "
+           "`SIZE=cpu` (the default) or `SIZE=base`.", ""]
+    tables = [(dataset, size, settings(dataset, size)) for dataset in sorted(DATASETS) for size in SIZES
+              if size == "cpu" or settings(dataset, "cpu") != settings(dataset, "base")]
+    shown = []  # (title, table) rendered so far: a recipe whose models are some of those is named, not repeated
+    for dataset, size, table in sorted(tables, key=lambda t: -len(t[2])):
+        two = any(d == dataset and z != size for d, z, _ in tables)
+        title = dataset + (f", size {size}" if two else "")
+        same = next(((t, other) for t, other in shown if all(other.get(m) == s for m, s in table.items())), None)
+        if same:
+            missing = sorted(set(same[1]) - set(table))
+            models = (f"its models but {', '.join(missing)}" if len(missing) < len(table) else
+                      f"its models {', '.join(sorted(table))}")
+            out += [f"## {title}", "", f"The settings of {same[0]}: {models}.", ""]
+            continue
+        shown.append((title, table))
+        out += [f"## {title}", "", "| model | data | batch | fairseq-train options | decoding | against |",
+                "| --- | --- | --- | --- | --- | --- |"]
+        for m, s in sorted(table.items()):
+            against = ", ".join((s.baseline,) + s.also_against) if s.baseline != m else "(baseline)"
+            data = s.data + (f", checkpoint of {s.checkpoint_of}" if s.checkpoint_of else "")
+            task = "" if s.task == "syntax_translation" else f" (task {s.task})"
+            out.append(f"| {m} | {data} | {s.batch} | {_code(s.train)}{task} | {_code(s.decode)} | {against} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    p = get_parser()
+    args = p.parse_args(argv)
+    if args.markdown:
+        if args.dataset:
+            p.error("--markdown writes every recipe's table: give no DATASET")
+        sys.stdout.write(markdown())
+        return
+    if not args.dataset:
+        p.error(f"give a DATASET: {', '.join(sorted(DATASETS))}")
+    table = select(args.dataset, args.models, args.size)
+    if args.bash:
+        print(bash(table))
+    elif args.json:
+        print(json.dumps({m: asdict(s) for m, s in table.items()}, indent=1))
+    else:
+        for m, s in table.items():
+            print(f"{m}\t--arch {s.arch}\t{s.data}\t{s.batch}\tagainst {s.baseline}")
+
+
+def cli_main(argv=None):
+    run(main, argv)
+
+
+if __name__ == "__main__":
+    cli_main()

@@ -1,0 +1,12 @@
+"""The recipes' training settings: for every dataset of ``examples/``, each model it trains with the paper's
+fairseq-train options, its batch, its data-bin, how it decodes and the baselines it is tested against.
+
+This is the one table of training settings. ``examples/DATASET/{train,evaluate}.sh`` read it through
+``fairseq-syntax-settings DATASET --bash``; the hydra configs in ``fairseq_syntax/config`` are generated from it
+and the preset table (``fairseq_syntax/models/presets.py``: each preset names the recipe entry that carries its
+training settings); ``docs/settings.md`` is written from it (``fairseq-syntax-settings --markdown``). How the data
+is prepared (BPE, parsers, filters) stays in each dataset's ``config.sh``; a model's ``data`` names one of its
+variants.
+
+Nothing here imports torch or fairseq: a recipe reads the table in a fraction of a second.
+"""
