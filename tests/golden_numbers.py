@@ -74,6 +74,17 @@ CASES = {
 }
 
 
+#: the cases marked slow (pytest -m "not slow" leaves them out): CKY's cells cost 10 s over the 30 steps
+SLOW_CASES = {"cky_lstm_tiny", "cky_lstm_tiny_literal_du"}
+
+
+def case_params():
+    """The cases as pytest parameters, the CKY ones marked slow."""
+    import pytest
+
+    return [pytest.param(c, marks=pytest.mark.slow) if c in SLOW_CASES else c for c in sorted(CASES)]
+
+
 def build(case):
     """(task, model, criterion, the golden batch) of a case, as fairseq-train builds them."""
     import torch

@@ -2,6 +2,7 @@
 import os
 import sys
 
+import pytest
 from helpers import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "examples", "benchmark"))
@@ -19,6 +20,7 @@ def test_collation_benchmark_times_every_column(data_bin):
     assert all(c in table.splitlines()[0] for c in collation.COLUMNS)
 
 
+@pytest.mark.slow  # two CKY trainings: 12 s
 def test_cky_subnormal_benchmark_trains_twice_and_records_every_update(data_bin, tmp_path):
     """Both runs train the same updates from the same seed; the JSON holds a record per update of each."""
     import json

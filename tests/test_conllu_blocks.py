@@ -271,6 +271,7 @@ def _treebanks():
     return sorted(os.path.join(r, f) for r, _, fs in os.walk(SHARED) for f in fs if f.endswith(".conllu"))
 
 
+@pytest.mark.slow  # every UD treebank: 7 s
 @pytest.mark.skipif(not _treebanks(), reason="../shared/data (UD treebanks) not present")
 def test_ud_treebanks_read_as_read_conllu_reads_them(tmp_path):
     """Every UD treebank here (multiword tokens, empty nodes, comments): same sentences, and the same

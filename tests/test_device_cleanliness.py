@@ -37,7 +37,7 @@ def _step_and_beam(case, on_device):
     return log, grads, tokens, model
 
 
-@pytest.mark.parametrize("case", sorted(golden_numbers.CASES))
+@pytest.mark.parametrize("case", golden_numbers.case_params())
 def test_training_step_and_beam_search_stay_on_the_models_device(case):
     log, grads, tokens, model = _step_and_beam(case, on_device=True)
     stray = [n for n, p in model.named_parameters() if not isinstance(p, OnDevice)]

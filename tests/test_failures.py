@@ -250,6 +250,7 @@ def _state(pid):
 KILL_AT = ["log:[src] Dictionary", "stop:syntax train src"]
 
 
+@pytest.mark.slow  # a killed prepare and its rerun: 7 s each
 @pytest.mark.parametrize("where", KILL_AT)
 def test_prepare_killed_then_the_same_command_resumes(corpus, uninterrupted, tmp_path, where):
     """SIGKILL of prepare's process group at a step; the data-bin is marked unfinished (training refuses it),

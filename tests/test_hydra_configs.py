@@ -7,7 +7,7 @@ import re
 import struct
 import subprocess
 
-
+import pytest
 from helpers import BIN, ROOT, USER_DIR, env, run, tool
 
 CONFIG_DIR = os.path.join(USER_DIR, "config")
@@ -65,6 +65,7 @@ def test_every_preset_has_a_config_with_the_papers_criterion():
         assert ("labels" in cfg.task.source_syntax) == bool(m.label_embed_dim)
 
 
+@pytest.mark.slow  # 52 fairseq option parses through hydra: 17 s
 def test_configs_are_what_the_generator_writes():
     """One source of truth: the configs are the preset table's models with their recipes' training settings."""
     import importlib.util
@@ -80,11 +81,10 @@ def test_configs_are_what_the_generator_writes():
 def test_config_builds_the_model_fairseq_train_builds():
     """The model a config's ``model`` section builds (as fairseq-hydra-train does: dataclass defaults merged
     first, then the architecture function on the DictConfig) is the one ``fairseq-train --arch`` builds."""
-    from omegaconf import OmegaConf
-
     from fairseq import models, options
     from fairseq.data import Dictionary
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf, merge_with_parent
+    from omegaconf import OmegaConf
 
     d = Dictionary()
     for i in range(20):
@@ -121,6 +121,7 @@ def _train_inner(log: str):
     return out
 
 
+@pytest.mark.slow  # 7 s
 def test_fairseq_hydra_train_from_a_config(data_bin, tmp_path):
     """Plain fairseq-hydra-train (no wrapper) trains transformer_dbsa_tiny from its config: 2 updates on CPU,
     the parse-head losses logged, a checkpoint with the parse heads written."""
@@ -165,6 +166,7 @@ def _events(path):
     return tags
 
 
+@pytest.mark.slow  # 5 s
 def test_tensorboard_logs_every_loss_term(data_bin, tmp_path):
     """--tensorboard-logdir: each loss term of the SyncAttn criterion (dep_enc_loss, dep_dec_loss, sync_loss)
     is written for every update, for the epoch and for validation, with the values of the text log."""

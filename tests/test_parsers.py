@@ -150,6 +150,7 @@ def test_ginza_parses_japanese_pud_from_gold_words(tmp_path, record_property):
     assert uas > 0.70
 
 
+@pytest.mark.slow  # 1,000 PUD sentences: 6 s
 @pytest.mark.skipif(importlib.util.find_spec("ufal") is None, reason="ufal.udpipe is not installed")
 def test_udpipe_parses_english_pud_from_gold_words(tmp_path, record_property):
     path = require_shared("data", "UD_English-PUD", "en_pud-ud-test.conllu")

@@ -1,6 +1,7 @@
 """fairseq's prefetching thread ends cleanly at exit (fairseq_syntax.prefetch_shutdown)."""
 import time
 
+import pytest
 from fairseq.data.iterators import BufferedIterator
 
 from fairseq_syntax.prefetch_shutdown import stop_prefetch_threads
@@ -33,6 +34,7 @@ def test_running_consumer_is_stopped_after_its_current_batch():
     assert consumer.count < 1000  # it did not build the rest of the epoch
 
 
+@pytest.mark.slow  # a fresh fairseq process: 11 s
 def test_a_process_that_stops_mid_epoch_exits_with_status_zero(tmp_path):
     """The crash this prevents: a daemon thread inside torch while Python finalises (exit status 134)."""
     import subprocess

@@ -2,11 +2,14 @@
 import os
 import re
 
+import pytest
 from conftest import require_shared
-from fairseq_syntax.data.conllu import read_conllu, write_conllu
 from helpers import generate_cmd, preprocess, run, train_cmd
 
+from fairseq_syntax.data.conllu import read_conllu, write_conllu
 
+
+@pytest.mark.slow  # 6 s
 def test_pud_en_de_gold_prepare_train_generate(tmp_path):
     en = require_shared("data", "UD_English-PUD", "en_pud-ud-test.conllu")
     de = require_shared("data", "UD_German-PUD", "de_pud-ud-test.conllu")

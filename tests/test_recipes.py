@@ -266,6 +266,7 @@ def test_recipe_reads_local_data_real_text_and_parses_it(tmp_path):
     assert scores["sentences"] == 50 and "tok:13a" in scores["bleu_signature"]
 
 
+@pytest.mark.slow  # 7 s
 def test_results_table_refuses_a_row_labelled_with_the_wrong_baseline(tmp_path):
     """results_table.py names each row's baseline (transformer unless --baselines says otherwise); a row whose
     scores were tested against another model is refused, naming the model to give."""
