@@ -51,6 +51,7 @@ set -euo pipefail
 source "$ROOT/examples/recipes/recipe.sh"
 source "$ROOT/examples/$1/config.sh"
 SIZE=$2 load_settings
+printf '%s\0' "$VARIANTS"
 for m in $(printf '%s\n' "${!DATA[@]}" | sort); do
   words t "${TRAIN[$m]}"; words d "${DECODE[$m]}"
   printf '%s\0' "$m" "${DATA[$m]}" "${BATCH[$m]}" "${TASK[$m]}" "${BASELINE[$m]}" "${ALSO_AGAINST[$m]:-}" \
@@ -67,7 +68,7 @@ def _bash_env():
 def _recipe_arrays(dataset, size):
     out = subprocess.run(["bash", "-c", _DUMP, "dump", dataset, size], capture_output=True, check=True,
                          env=_bash_env()).stdout.decode()
-    items, models, i = out.split("\0")[:-1], {}, 0
+    items, models, i = out.split("\0")[:-1], {}, 1
     while i < len(items):
         m, data, batch, task, base, also, of, n = items[i:i + 8]
         train = items[i + 8:i + 8 + int(n)]
@@ -76,15 +77,16 @@ def _recipe_arrays(dataset, size):
         i += 1 + int(items[i])
         models[m] = dict(data=data, batch=batch, task=task, baseline=base, also_against=also.split(),
                          checkpoint_of=of or None, train=train, decode=decode)
-    return models
+    return models, items[0].split()
 
 
-@pytest.mark.parametrize("dataset,size", [("tanaka-en-ja", "cpu"), ("multi30k-en-de", "base"), ("aspec-ja-en", "cpu")])
+@pytest.mark.parametrize("dataset,size", [(d, "cpu") for d in sorted(DATASETS)] + [("multi30k-en-de", "base")])
 def test_the_recipes_read_the_table_word_for_word(dataset, size):
     """What train.sh and evaluate.sh hold after `fairseq-syntax-settings --bash` is the table: quoted words
     ('(0.9, 0.98)', the JSON of --eval-bleu-args) stay one word each, and the English->Japanese recipe has its
-    source-side models only."""
-    arrays = _recipe_arrays(dataset, size)
+    source-side models only; every model's data variant is one its config.sh prepares."""
+    arrays, variants = _recipe_arrays(dataset, size)
+    assert {a["data"] for a in arrays.values()} <= set(variants), variants
     table = {m: {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(s).items()}
              for m, s in settings(dataset, size).items()}
     assert arrays == table
@@ -110,6 +112,18 @@ def test_the_settings_table_in_the_docs_is_generated():
         assert f.read() == markdown(), "docs/settings.md is out of date: python tests/test_settings.py --write"
 
 
+def test_a_model_name_that_bash_would_read_as_code_is_refused():
+    from dataclasses import replace
+
+    from fairseq_syntax.cli.settings import bash
+    from fairseq_syntax.errors import OptionError
+
+    good = settings("wmt14-en-de")["transformer"]
+    assert bash({"transformer": good}).startswith("DATA[transformer]=main ")
+    with pytest.raises(OptionError, match="letters, digits"):
+        bash({"a]=x; rm -rf y; b[": replace(good)})
+
+
 def test_the_command_line():
     ok = run([tool("fairseq-syntax-settings"), "tanaka-ja-en", "dep_rel", "--json"])
     assert ok.returncode == 0, ok.stderr
@@ -122,12 +136,26 @@ def test_the_command_line():
 
 
 def test_a_recipe_stops_when_the_table_cannot_be_read(tmp_path):
-    """A recipe whose NAME the table does not have stops with the reason, before it does anything."""
+    """A recipe whose NAME the table does not have stops with the reason, before it does anything; a SIZE
+    other than cpu or base too."""
     script = (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/tanaka-ja-en/config.sh"; '
               'NAME=tanaka-xx; load_settings; echo reached')
     p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=_bash_env(), cwd=tmp_path)
     assert p.returncode != 0 and "reached" not in p.stdout
     assert "no recipe named 'tanaka-xx'" in p.stderr and "could not read the training settings" in p.stderr
+    p = subprocess.run(["bash", "-c", script.replace("NAME=tanaka-xx;", "SIZE=large;")], capture_output=True,
+                       text=True, env=_bash_env(), cwd=tmp_path)
+    assert p.returncode != 0 and "reached" not in p.stdout and "invalid choice: 'large'" in p.stderr
+
+
+def test_a_recipes_help_needs_no_environment(tmp_path):
+    """train.sh --help lists the models before any environment is built: the table needs only python3."""
+    script = os.path.join(ROOT, "examples", "tanaka-en-ja", "train.sh")
+    p = subprocess.run(["bash", script, "--help"], capture_output=True, text=True, cwd=tmp_path,
+                       env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FAIRSEQ_SYNTAX_VENV": str(tmp_path)})
+    assert p.returncode == 0, p.stderr
+    models = p.stdout.split("Models: ")[1].split()
+    assert sorted(models) == sorted(settings("tanaka-en-ja")) and "[setup]" not in p.stderr
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:

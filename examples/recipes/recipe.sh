@@ -10,7 +10,7 @@
 #                        prepare.py --lang-filter; not applied to the synthetic sample)
 #   MULTITASK[v]=1       v is the C&H multi-task corpus (preprocess/multitask.py, then no syntax)
 # The models come from the one table of training settings (fairseq_syntax/recipes, docs/settings.md), read
-# by `recipe` with `fairseq-syntax-settings NAME --size SIZE --bash` into these arrays:
+# by `recipe` (load_settings: `fairseq-syntax-settings NAME --size SIZE --bash`) into these arrays:
 #   DATA[m]              the variant model m trains on (its keys are the models: `train.sh MODEL`)
 #   TRAIN[m]             model m's fairseq-train options (the paper's settings)
 #   BATCH[m]             tokens:N or sentences:N per update (split over GPUs and --update-freq)
@@ -52,8 +52,9 @@
 #   JA_TOKENIZED=1  the Japanese raw text is tokenised already (KyTea): kept, parsed --pretokenized
 #                 (TOKENIZER_ja=given); otherwise `kytea -notags` when kytea is on PATH, else the parser's own
 #                 tokeniser
-#   SIZE          the models' size where the table has two (Multi30k, Tanaka): cpu, 3+3 layers, d 128, for a
-#                 2-core CPU; base, Transformer base (the papers' size) for GPUs [cpu]
+#   SIZE          cpu or base (another value stops the recipe): the size of the CPU table's models (Multi30k,
+#                 Tanaka): cpu, 3+3 layers, d 128, for a 2-core CPU; base, Transformer base (the papers' size)
+#                 for GPUs; the other recipes train at the paper's size either way [cpu]
 #   GPUS MAX_TOKENS   GPUs used and tokens per GPU batch [all visible / 1; 4096]: --update-freq makes
 #                 the paper's batch; EXTRA_TRAIN_ARGS (e.g. --fp16) and extra train.sh arguments pass on
 #
@@ -420,19 +421,21 @@ recipe_help() {  # the dataset's header, the steps, the variables and the models
   echo "Models: $(echo $(model_list))"
 }
 
-load_settings() {  # the dataset's models from the table of training settings, at SIZE (cpu | base)
+load_settings() {  # the dataset's models from this checkout's table of training settings, at SIZE (cpu | base)
+  # (pure Python, no packages: any python3 reads it, before the environment is built too)
   local table
-  table=$(fairseq-syntax-settings "$NAME" --size "${SIZE:-cpu}" --bash) \
+  table=$(PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" python3 -m fairseq_syntax.cli.settings "$NAME" \
+    --size "${SIZE:-cpu}" --bash) \
     || die "could not read the training settings of $NAME (fairseq-syntax-settings $NAME --size ${SIZE:-cpu})"
   eval "$table"
 }
 
 recipe() {
   local step=$1; shift
-  # shellcheck disable=SC1091
-  source "$ROOT/examples/setup_env.sh"
   load_settings
   case "${1:-}" in -h|--help) recipe_help; return ;; esac
+  # shellcheck disable=SC1091
+  source "$ROOT/examples/setup_env.sh"
   WORK="${WORK:-$ROOT/work/$NAME}"
   if [ -n "${DATA_FROM:-}" ]; then DATA_WORK="${DATA_WORK:-$(dirname "$WORK")/$DATA_FROM}"; else DATA_WORK="$WORK"; fi
   RAW="$DATA_WORK/raw"

@@ -8,19 +8,20 @@ their fairseq-train options, batch, data variant, decoding and baselines.
 """
 import argparse
 import json
+import re
 import shlex
 import sys
 from dataclasses import asdict
 from typing import Dict
 
-from fairseq_syntax.cli import prog_name, run
+from fairseq_syntax.cli import run
 from fairseq_syntax.errors import OptionError
 from fairseq_syntax.recipes.datasets import DATASETS, SIZES, settings
 from fairseq_syntax.recipes.model_settings import ModelSettings
 
 
 def get_parser():
-    p = argparse.ArgumentParser(prog=prog_name("settings"), description=__doc__,
+    p = argparse.ArgumentParser(prog="fairseq-syntax-settings", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dataset", nargs="?", help=f"the recipe (examples/DATASET): {', '.join(sorted(DATASETS))}")
     p.add_argument("models", nargs="*", metavar="MODEL", help="only these models (default: all of the recipe's)")
@@ -51,6 +52,8 @@ def select(dataset: str, models, size: str) -> Dict[str, ModelSettings]:
 def bash(table: Dict[str, ModelSettings]) -> str:
     lines = []
     for m, s in table.items():
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", m):  # a key of the recipe's arrays, written unquoted
+            raise OptionError(f"model name {m!r}: letters, digits, '_', '.' and '-' only")
         q = shlex.quote
         line = (f"DATA[{m}]={q(s.data)} BATCH[{m}]={q(s.batch)} TASK[{m}]={q(s.task)} BASELINE[{m}]={q(s.baseline)} "
                 f"TRAIN[{m}]={q(shlex.join(s.train))} DECODE[{m}]={q(shlex.join(s.decode))}")

@@ -16,7 +16,9 @@ def _tanaka_ja_en(size: str) -> Dict[str, ModelSettings]:
     # (2 heads, q = 0.4), scaled to the CPU model's 4 heads (3 of 4)
     pascal = table["pascal"]
     i = pascal.train.index("--pascal-heads")
-    assert pascal.train[i:i + 4] == options("--pascal-heads 2 --pascal-ignore-prob 0.4")
+    if pascal.train[i:i + 4] != options("--pascal-heads 2 --pascal-ignore-prob 0.4"):
+        raise ValueError(f"pascal_wat: the CPU table's pascal no longer reads --pascal-heads 2 --pascal-ignore-prob "
+                         f"0.4: {' '.join(pascal.train)}")
     train = pascal.train[:i] + options("--pascal-heads 3 --pascal-ignore-prob 0.0") + pascal.train[i + 4:]
     table["pascal_wat"] = replace(pascal, train=train)
     return table
@@ -59,7 +61,8 @@ def settings(dataset: str, size: str = "cpu") -> Dict[str, ModelSettings]:
 
 
 def entry(recipe: str, size: str = "base") -> ModelSettings:
-    """The settings of ``DATASET:MODEL`` (a preset's ``recipe``)."""
+    """The settings of ``DATASET:MODEL`` (a preset's ``recipe``) at ``size``: base by default, the presets'
+    size, which their hydra configs carry."""
     dataset, model = recipe.split(":")
     table = settings(dataset, size)
     if model not in table:
