@@ -340,3 +340,17 @@ def test_any_model_reseeded_as_model_seed_n(dataset, tmp_path):
     assert p.returncode == 1 and "unknown model 'nosuch_seed2'" in p.stderr and "MODEL_seedN" in p.stderr
     p = recipe(dataset, "train", "rel_seed1", check=False, WORK=work)
     assert p.returncode == 1 and "seed 1 is rel itself" in p.stderr
+
+
+def test_a_sample_run_switches_to_the_heads_own_tree_after_its_first_update(tmp_path):
+    """SAMPLE=1 trains 2 updates: a model that switches its tree layers to the parse head's own tree after the
+    warm-up switches after the first (the model refuses a switch at or after --max-update: it would never
+    happen); a model without the switch gets no such option."""
+    os.makedirs(tmp_path / "main" / "data-bin")
+    p = recipe("tanaka-ja-en", "train", "dep_rel_self_st", SAMPLE=1, DRY_RUN=1, WORK=str(tmp_path))
+    command = shlex.split(p.stderr.split("] ", 1)[1])
+    after = [command[i + 1] for i, w in enumerate(command) if w == "--self-parse-train-after"]
+    updates = [command[i + 1] for i, w in enumerate(command) if w == "--max-update"]
+    assert after[-1] == "1" and updates[-1] == "2", command
+    p = recipe("tanaka-ja-en", "train", "dep_rel", SAMPLE=1, DRY_RUN=1, WORK=str(tmp_path))
+    assert "--self-parse-train-after" not in p.stderr

@@ -244,6 +244,11 @@ def test_the_head_s_own_tree_only_after_the_warm_up_updates(monkeypatch):
 
     with pytest.raises(OptionError, match="--self-parse-train-after must be >= 0"):
         _self_parsing_model(self_parse_train_after=-1)
+    # a training too short ever to switch (a shortened run of the recipe's settings) is refused, not run
+    with pytest.raises(OptionError, match="--self-parse-train-after 10 is not before --max-update 10"):
+        _self_parsing_model(self_parse_train=0.5, self_parse_train_after=10, max_update=10)
+    _self_parsing_model(self_parse_train=0.5, self_parse_train_after=10, max_update=11)
+    _self_parsing_model(self_parse_train=0.0, self_parse_train_after=10, max_update=10)  # nothing to switch
 
 
 def test_self_parse_needs_a_parse_head_below_the_tree_layers():

@@ -294,6 +294,8 @@ recipe_train() {
     fi
     sample+=(--max-update 2 --cpu --num-workers 0 --max-tokens 1024 --batch-size 64 --update-freq 1
              --no-epoch-checkpoints --log-interval 1)
+    # a switch to the head's own tree after the warm-up: after the first of the 2 updates (else never)
+    [[ " ${TRAIN[$m]//$'\n'/ } " == *" --self-parse-train-after "* ]] && sample+=(--self-parse-train-after 1)
   fi
   [ -n "${EXTRA_TRAIN_ARGS:-}" ] && read -r -a extra <<< "$EXTRA_TRAIN_ARGS"
   local -a cmd opts batch

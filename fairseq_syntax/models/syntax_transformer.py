@@ -146,6 +146,11 @@ class SyntaxTransformerEncoder(TransformerEncoder):
             raise OptionError(f"--self-parse-train must be a probability, not {self.self_parse_train}")
         if self.self_parse_train_after < 0:
             raise OptionError(f"--self-parse-train-after must be >= 0 updates, not {self.self_parse_train_after}")
+        max_update = int(getattr(args, "max_update", 0) or 0)
+        if self.self_parse_train and 0 < max_update <= self.self_parse_train_after:
+            raise OptionError(f"--self-parse-train-after {self.self_parse_train_after} is not before --max-update "
+                              f"{max_update}: the tree layers would never read the head's own tree (lower it, e.g. "
+                              "to the warm-up)")
         self.rel_layers: Set[int] = set()
         if self.rel_linear_k or self.rel_dep_l:
             self.rel_layers = layer_set(getattr(args, "rel_encoder_layers", "all"), args.encoder_layers,
