@@ -1,4 +1,4 @@
-"""Print the recipes' training settings (the table in :mod:`fairseq_syntax.recipes`): a dataset's models with
+"""Print the recipes' training settings (the table in fairseq_syntax/recipes): a dataset's models with
 their fairseq-train options, batch, data variant, decoding and baselines.
 
     fairseq-syntax-settings tanaka-ja-en                 # the models, one line each
