@@ -54,34 +54,47 @@ def train_command(model, work, **variables):
     return " ".join(shlex.split(p.stderr.split("] ", 1)[1]))  # the arguments as fairseq receives them
 
 
+def _table(size="cpu"):
+    """Each model's fairseq-train options in the table of training settings, as train_command writes them."""
+    from fairseq_syntax.recipes.datasets import settings
+
+    return {m: " ".join(s.train) for m, s in settings(DATASET, size).items()}
+
+
 def test_multi30k_settings(tmp_path):
+    """The papers' settings in the table (a try is its model's options but for the one change, a seed but for the
+    seed), and what train.sh makes of them (the data-bin, the batch, the task), through train.sh for one model of
+    each kind (test_settings.py checks that the recipe reads every entry word for word)."""
     work = str(tmp_path)
     assert sorted(listed_models(DATASET, work)) == sorted(MODELS + list(TRIES) + list(SEEDS) + list(DECODINGS))
     for variant in ("main", "ch"):
         os.makedirs(tmp_path / variant / "data-bin")
-    cpu = {m: train_command(m, work) for m in MODELS}
+    table = _table()
+    cpu = {m: table[m] for m in MODELS}
     for name, (model, change) in TRIES.items():  # the model's command but for the one change
-        tried = options(train_command(name, work).replace(f"/{name}", f"/{model}"))
-        assert tried == {**options(cpu[model]), **change} and tried != options(cpu[model]), name
+        tried = options(table[name])
+        assert tried == {**options(table[model]), **change} and tried != options(table[model]), name
     for name, model in SEEDS.items():  # the model's command but for the seed
-        reseeded = train_command(name, work)
-        assert options(reseeded.replace(f"/{name}", f"/{model}")) == {**options(train_command(model, work)),
-                                                                      "--seed": "2"}, name
-        assert re.findall(r"--seed (\d+)", reseeded) == ["1", "2"], name  # the later one is fairseq's
-    base = {m: train_command(m, work, SIZE="base") for m in ("transformer", "dbsa", "syncattn", "cky_lstm")}
+        assert options(table[name]) == {**options(table[model]), "--seed": "2"}, name
+        assert re.findall(r"--seed (\d+)", table[name]) == ["1", "2"], name  # the later one is fairseq's
+    through = {m: train_command(m, work) for m in ("transformer", "ch", "cky_lstm")}
+    for m, command in through.items():  # the table's options, in order, with the recipe's data and batch
+        assert table[m] in command, m
+    assert "/main/data-bin" in through["transformer"] and "/ch/data-bin" in through["ch"]
+    assert "--max-tokens 4096 --update-freq 1" in through["transformer"] and "--batch-size 128" in through["cky_lstm"]
+    assert "--task translation" in through["ch"] and "--task translation" in through["cky_lstm"]
+    assert "--task syntax_translation" in through["transformer"]
+    base = _table("base")
     transformer_family = [m for m in MODELS if not m.endswith("lstm") and m != "lstm_luong"]
     shared = ["--encoder-layers 3", "--decoder-layers 3", "--encoder-embed-dim 128", "--encoder-ffn-embed-dim 512",
               "--encoder-attention-heads 4", "--max-update", "--dropout 0.3", "--label-smoothing 0.1",
-              "--share-all-embeddings", "--max-tokens 4096 --update-freq 1",
-              "--best-checkpoint-metric nll_loss"]
+              "--share-all-embeddings", "--best-checkpoint-metric nll_loss"]
     for m in transformer_family:  # one setting: the same size, budget and seed for every model
         for fragment in shared:
             assert fragment in cpu[m], (m, fragment)
         budget = re.search(r"--max-update \d+ --warmup-updates \d+ --lr \S+", cpu[m]).group(0)
         assert budget in cpu["transformer"], m
         assert re.findall(r"--seed (\d+)", cpu[m])[-1] == ("2" if m == "transformer_seed2" else "1"), m
-        assert "/ch/data-bin" in cpu[m] if m == "ch" else "/main/data-bin" in cpu[m]
-    assert "--task translation" in cpu["ch"] and "--task translation" in cpu["cky_lstm"]
     for fragment in ("--arch transformer_pascal", "--pascal-heads 2", "--pascal-ignore-prob 0.4"):
         assert fragment in cpu["pascal"]
     for fragment in ("--dbsa-encoder-layer 2", "--dbsa-decoder-layer 2", "--dependency-lambda-enc 1.0",
@@ -90,11 +103,13 @@ def test_multi30k_settings(tmp_path):
     for fragment in ("--sync-layer 3", "--sync-lambda 0.5", "--dependency-lambda-enc 0.5", "--dbsa-encoder-layer 1"):
         assert fragment in cpu["syncattn"]
     assert "--dbsa-encoder-layer 1 --dbsa-decoder-layer 1" in cpu["dbsa_sync"]
-    assert "--beam" not in cpu["lstm_luong"] and "--batch-size 128" in cpu["cky_lstm"]
+    assert "--beam" not in cpu["lstm_luong"]
     # SIZE=base: the presets' Transformer base, the papers' layers for the parse heads and L_sync
     assert "--encoder-layers" not in base["transformer"] and "--encoder-embed-dim" not in base["dbsa"]
     assert "--dbsa-encoder-layer 4" in base["dbsa"] and "--sync-layer 5" in base["syncattn"]
     assert "--arch cky_lstm" in base["cky_lstm"]
+    assert table["transformer"] in train_command("transformer", work, SIZE="cpu")
+    assert base["transformer"] in train_command("transformer", work, SIZE="base")
 
 
 @pytest.mark.slow

@@ -52,11 +52,15 @@ BASELINES = {"transformer", "lstm_luong", "deguchi19-transformer", "deguchi19-tr
              "omote19-transformer", "omote19-dep-kv", "deguchi21-transformer"}
 
 
-def recipe(dataset, step, *args, check=True, **variables):
+def recipe(dataset, step, *args, check=True, fork=None, **variables):
     """Run examples/DATASET/STEP.sh; its fairseq commands start through the test worker's fork server (tests/
-    forkserver.py: the same commands without their 5 s of imports each)."""
+    forkserver.py: the same commands without their 5 s of imports each). A dry run (DRY_RUN=1: the commands
+    printed, none run) and ``fork=False`` need no server, and do not start one (5 s of imports)."""
     script = os.path.join(ROOT, "examples", dataset, f"{step}.sh")
-    env = [f"{k}={v}" for k, v in {**forkserver.environment(), **variables}.items()]
+    if fork is None:
+        fork = str(variables.get("DRY_RUN", "0")) != "1"
+    own = {"FAIRSEQ_SYNTAX_VENV": "none", "PATH": BIN + os.pathsep + os.environ.get("PATH", "")}  # this python's
+    env = [f"{k}={v}" for k, v in {**(forkserver.environment() if fork else own), **variables}.items()]
     return run(["env", *env, "bash", script, *args], check=check)
 
 
@@ -68,7 +72,7 @@ def sourced(dataset):
 
 
 def listed_models(dataset, work):
-    p = recipe(dataset, "train", check=False, WORK=work)
+    p = recipe(dataset, "train", check=False, fork=False, WORK=work)
     assert p.returncode == 1
     return p.stderr.split("models: ")[1].split()
 
@@ -336,9 +340,9 @@ def test_any_model_reseeded_as_model_seed_n(dataset, tmp_path):
         assert (got_base, got_also) == (base, also), name
     command, base, _ = _seeded(dataset, "transformer_seed2", work)  # the config's own: against seed 1
     assert re.findall(r"--seed (\d+)", command)[-1] == "2" and base == "transformer"
-    p = recipe(dataset, "train", "nosuch_seed2", check=False, WORK=work)
+    p = recipe(dataset, "train", "nosuch_seed2", check=False, fork=False, WORK=work)
     assert p.returncode == 1 and "unknown model 'nosuch_seed2'" in p.stderr and "MODEL_seedN" in p.stderr
-    p = recipe(dataset, "train", "rel_seed1", check=False, WORK=work)
+    p = recipe(dataset, "train", "rel_seed1", check=False, fork=False, WORK=work)
     assert p.returncode == 1 and "seed 1 is rel itself" in p.stderr
 
 
