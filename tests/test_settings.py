@@ -80,7 +80,14 @@ def _recipe_arrays(dataset, size):
     return models, items[0].split()
 
 
-@pytest.mark.parametrize("dataset,size", [(d, "cpu") for d in sorted(DATASETS)] + [("multi30k-en-de", "base")])
+#: the recipes whose round trip the quick tier checks (every quoting the table uses: '(0.9, 0.98)', the JSON of
+#: --eval-bleu-args, a model subset); the rest are marked slow (a bash and a python3 each, about 0.4 s)
+QUICK = {("tanaka-en-ja", "cpu"), ("aspec-ja-en", "cpu"), ("multi30k-en-de", "base")}
+
+
+@pytest.mark.parametrize("dataset,size", [
+    (d, z) if (d, z) in QUICK else pytest.param(d, z, marks=pytest.mark.slow)
+    for d, z in [(d, "cpu") for d in sorted(DATASETS)] + [("multi30k-en-de", "base")]])
 def test_the_recipes_read_the_table_word_for_word(dataset, size):
     """What train.sh and evaluate.sh hold after `fairseq-syntax-settings --bash` is the table: quoted words
     ('(0.9, 0.98)', the JSON of --eval-bleu-args) stay one word each, and the English->Japanese recipe has its
