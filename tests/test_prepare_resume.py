@@ -87,7 +87,8 @@ def test_every_write_boundary_is_logged_once_per_durable_file(tiny):
 GROUPS = 4
 
 
-@pytest.mark.parametrize("group", range(GROUPS))
+# a group is 4 s of kills and reruns: the first in the quick tier, the others marked slow
+@pytest.mark.parametrize("group", [g if g == 0 else pytest.param(g, marks=pytest.mark.slow) for g in range(GROUPS)])
 def test_killed_at_each_write_boundary_then_rerun_is_a_clean_run(tiny, tmp_path, group):
     """For every boundary N (this group: N = group+1, group+1+GROUPS, ...): a run of A killed right after its
     N-th durable write, then A again (it resumes) equals the clean A; killed the same way, then B (other BPE
