@@ -68,7 +68,7 @@ def sourced(dataset):
     """Bash that sources the dataset's recipe as train.sh does, its models read from the table of training
     settings (a recipe's functions can then be called one by one)."""
     return (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/{dataset}/config.sh"; '
-            f'PATH="{BIN}:$PATH"; load_settings;')
+            'load_settings;')
 
 
 def listed_models(dataset, work):

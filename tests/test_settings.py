@@ -14,7 +14,8 @@ from dataclasses import asdict
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from helpers import BIN, ROOT, env, run, tool  # noqa: E402
+from helpers import ROOT, env, run, tool  # noqa: E402
+from test_recipes import sourced  # noqa: E402
 
 from fairseq_syntax.recipes.datasets import DATASETS, SIZES, entry, settings  # noqa: E402
 
@@ -47,10 +48,6 @@ def test_the_table_is_held_still():
 
 
 _DUMP = r"""
-set -euo pipefail
-source "$ROOT/examples/recipes/recipe.sh"
-source "$ROOT/examples/$1/config.sh"
-SIZE=$2 load_settings
 printf '%s\0' "$VARIANTS"
 for m in $(printf '%s\n' "${!DATA[@]}" | sort); do
   words t "${TRAIN[$m]}"; words d "${DECODE[$m]}"
@@ -60,14 +57,9 @@ done
 """
 
 
-def _bash_env():
-    """fairseq-syntax-settings first on PATH, as the recipes' setup_env.sh puts it."""
-    return dict(env(), ROOT=ROOT, PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
-
-
 def _recipe_arrays(dataset, size):
-    out = subprocess.run(["bash", "-c", _DUMP, "dump", dataset, size], capture_output=True, check=True,
-                         env=_bash_env()).stdout.decode()
+    script = f"set -euo pipefail; SIZE={size}; {sourced(dataset)}{_DUMP}"
+    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True, env=env()).stdout.decode()
     items, models, i = out.split("\0")[:-1], {}, 1
     while i < len(items):
         m, data, batch, task, base, also, of, n = items[i:i + 8]
@@ -147,11 +139,11 @@ def test_a_recipe_stops_when_the_table_cannot_be_read(tmp_path):
     other than cpu or base too."""
     script = (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/tanaka-ja-en/config.sh"; '
               'NAME=tanaka-xx; load_settings; echo reached')
-    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=_bash_env(), cwd=tmp_path)
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env(), cwd=tmp_path)
     assert p.returncode != 0 and "reached" not in p.stdout
     assert "no recipe named 'tanaka-xx'" in p.stderr and "could not read the training settings" in p.stderr
     p = subprocess.run(["bash", "-c", script.replace("NAME=tanaka-xx;", "SIZE=large;")], capture_output=True,
-                       text=True, env=_bash_env(), cwd=tmp_path)
+                       text=True, env=env(), cwd=tmp_path)
     assert p.returncode != 0 and "reached" not in p.stdout and "invalid choice: 'large'" in p.stderr
 
 

@@ -32,6 +32,7 @@ the model's):
   the paper's 0.01 on this data the layer-normalised CKY cells collapse to one vector per sentence:
   docs/cky.md); the baseline gets the same rate so that the pair stays comparable.
 """
+from dataclasses import replace
 from typing import Dict
 
 from fairseq_syntax.recipes.model_settings import ModelSettings, options
@@ -133,12 +134,12 @@ def cpu_table(max_update: int, warmup: int, lr: str, lstm_epochs: int, size: str
     for m in ("ch", "ch_u4000"):
         table[m] = ModelSettings("ch", batch, options(train[m]), task="translation")
     # bootstrap against seed 1: what seed noise alone gives
-    table["transformer_seed2"] = _with(table["transformer_seed2"], baseline="transformer")
+    table["transformer_seed2"] = replace(table["transformer_seed2"], baseline="transformer")
     # the papers' second baselines: Omote et al. compare dep+rel with Shaw's rel too, Deguchi et al. (2021)
     # SyncAttn with DBSA at the same setting
     for m, others in (("dep_rel", ("rel",)), ("dep_rel_l4", ("rel",)), ("dep_rel_self", ("dep_rel",)),
                       ("syncattn", ("dbsa_sync",)), ("syncattn_sync2", ("dbsa_sync",))):
-        table[m] = _with(table[m], also_against=others)
+        table[m] = replace(table[m], also_against=others)
     # dep_rel_self decoded without a parser: its own parse head's tree (the same checkpoint, evaluate.sh only)
     own = options("--beam 4 --lenpen 0.6 --inference-parser self")
     table["dep_rel_self_own"] = ModelSettings("main", batch, table["dep_rel_self"].train, decode=own,
@@ -164,14 +165,9 @@ def cpu_table(max_update: int, warmup: int, lr: str, lstm_epochs: int, size: str
         table[f"{m}_lr001"] = ModelSettings(
             "main", train=options(f"--arch {m} {cky} {lstm_lr('0.001', '0.0005', '0.00025')}"),
             baseline="lstm_luong_lr001" if m == "cky_lstm" else "lstm_luong", **lstm)
-    table["cky_lstm_lr001"] = _with(table["cky_lstm_lr001"], also_against=("lstm_luong",))
+    table["cky_lstm_lr001"] = replace(table["cky_lstm_lr001"], also_against=("lstm_luong",))
     # the LSTM's seed noise at the kept rate, as transformer_seed2 for the transformers: against seed 1
     table["lstm_luong_lr001_seed2"] = ModelSettings(
         "main", train=table["lstm_luong_lr001"].train + ("--seed", "2"), baseline="lstm_luong_lr001", **lstm)
     return table
 
-
-def _with(settings: ModelSettings, **changes) -> ModelSettings:
-    from dataclasses import replace
-
-    return replace(settings, **changes)

@@ -2,6 +2,7 @@
 from dataclasses import replace
 from typing import Callable, Dict
 
+from fairseq_syntax.errors import OptionError
 from fairseq_syntax.recipes.cpu_table import cpu_table
 from fairseq_syntax.recipes.model_settings import ModelSettings, options
 from fairseq_syntax.recipes.paper_tables import aspec_en_ja_table, aspec_ja_en_table, pascal_table, syncattn_table
@@ -54,9 +55,9 @@ DATASETS: Dict[str, Callable[[str], Dict[str, ModelSettings]]] = {
 def settings(dataset: str, size: str = "cpu") -> Dict[str, ModelSettings]:
     """Every model of ``dataset``'s recipe with its settings at ``size``."""
     if dataset not in DATASETS:
-        raise KeyError(f"no recipe named {dataset!r}; recipes: {', '.join(sorted(DATASETS))}")
+        raise OptionError(f"no recipe named {dataset!r}; recipes: {', '.join(sorted(DATASETS))}")
     if size not in SIZES:
-        raise ValueError(f"size {size!r}: {' or '.join(SIZES)}")
+        raise OptionError(f"size {size!r}: {' or '.join(SIZES)}")
     return DATASETS[dataset](size)
 
 
