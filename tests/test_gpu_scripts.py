@@ -43,9 +43,28 @@ def test_device_check_dry_run_on_the_cpu(data_bin, tmp_path):
     rows = report["speed"]["models"]
     assert set(rows) == {"transformer", "dep_rel", "lstm_luong", "cky_lstm", "transformer (again)"}
     assert rows["transformer"]["train_512"]["ratio"] == 1.0 and rows["cky_lstm"]["reference"] == "lstm_luong"
-    assert rows["dep_rel"]["decode"]["sentences_per_second"] > 0
+    assert rows["dep_rel"]["decode"]["sentences_per_second"] > 0 and report["speed"]["warm_up_seconds"] > 0
     (dist,) = report["distributed"].values()
     assert dist["status"] == "ok" and dist["ranks_initialised"] == ["0", "1"]
+
+
+def test_the_half_phase_on_a_gpu_builds_every_papers_model_at_the_cpu_tables_size(data_bin, tmp_path):
+    """The GPU's half-precision runs (not the dry run's tiny presets) take the CPU table's whole command for each
+    paper's model; each parses and builds (the first GPU run passed the base architecture's --dbsa-encoder-layer 4,
+    --pascal-heads 7 and --sync-layer 5 to 3-layer, 4-head models, which stopped them), with the phase's own
+    schedule and precision last."""
+    from fairseq import options, tasks
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+    for name in device_check.PAPER_MODELS:
+        cmd = device_check._half_command(name, "fp16", data_bin, "src", "tgt", tiny=False, updates=30, device="cpu",
+                                         save=str(tmp_path / name))
+        args = options.parse_args_and_arch(options.get_training_parser(), cmd[1:])
+        assert (args.max_update, args.lr, args.fp16) == (30, [0.0005], True), name
+        assert args.encoder_layers == (2 if name in device_check.LSTMS else 3), name
+        cfg = convert_namespace_to_omegaconf(args)
+        model = tasks.setup_task(cfg.task).build_model(cfg.model)
+        assert sum(p.numel() for p in model.parameters()) > 0, name
 
 
 @pytest.mark.slow

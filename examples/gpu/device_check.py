@@ -5,10 +5,12 @@
   real aligned data), on the device against the CPU, both in float32 (TF32 off) and without dropout: every loss
   term (relative 1e-4), every gradient (1e-4 of the largest gradient element of the model), and beam search
   (beam 3): the same tokens, or hypotheses whose scores tie (1e-3);
-* ``half``: 30 updates of each paper's model through ``fairseq-syntax-train`` in each half precision
-  (``--fp16``: fairseq's FP16Optimizer with loss scaling; ``--memory-efficient-fp16``; ``--bf16``), every
-  logged loss term finite, then ``fairseq-generate`` on the test split with the same precision; runs side by
-  side, a process each;
+* ``half``: 30 updates of each paper's model (the CPU table's Tanaka settings: 3+3 layers, d 128) through
+  ``fairseq-syntax-train`` in each half precision (``--fp16``: fairseq's FP16Optimizer with loss scaling;
+  ``--memory-efficient-fp16``; ``--amp``: torch's autocast with fairseq's AMP optimizer), every logged loss term
+  finite, then ``fairseq-generate`` on the test split with the same precision; runs side by side, a process each.
+  Not ``--bf16``: in fairseq 0.12 it implies ``--tpu`` (options.py), so it asks for XLA on a GPU too (seen on an
+  H100: ``xm.xla_device()`` on None);
 * ``distributed``: fairseq's distributed training through ``torchrun`` and ``fairseq-syntax-train`` on the one
   GPU: NCCL with one process, and two processes sharing the GPU over gloo (PyTorch's DDP on CUDA tensors);
   DBSA's tiny model, 5 updates, every logged term finite (the dry run: two CPU processes over gloo);
@@ -16,7 +18,8 @@
   real sentences: the training step (fairseq's Trainer: forward, backward, FP16 optimizer) of every syntax
   model and of fairseq's transformer, timed with CUDA events after warm-up (the median of ``--steps``), the
   peak memory of those steps, and beam-4 decoding in sentences per second (every model decodes the same number
-  of steps): each as a ratio to fairseq's transformer, measured first and again last (the drift).
+  of steps): each as a ratio to fairseq's transformer, measured first (after an untimed warm-up run of it) and
+  again last (the drift).
 
 ``--device cpu --tiny`` is the dry run the test suite runs (tests/test_gpu_scripts.py): the same code on the
 CPU at tiny sizes, half precision as far as fairseq allows on a CPU (its FP16Optimizer needs CUDA and its
@@ -27,6 +30,7 @@ item, so a killed run still says what it measured.
     python3 examples/gpu/device_check.py --data .carry/tanaka/main/data-bin -s ja -t en --out $OUT
 """
 import argparse
+import contextlib
 import copy
 import json
 import math
@@ -65,10 +69,12 @@ PAPER_MODELS = {
 TINY_TRANSFORMER = ["--encoder-layers", "2", "--decoder-layers", "2", "--encoder-embed-dim", "32",
                     "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64",
                     "--encoder-attention-heads", "4", "--decoder-attention-heads", "4"]
-#: the CPU table's size (fairseq_syntax/recipes/cpu_table.py) for the half-precision runs on a GPU
-SMALL = ["--encoder-layers", "3", "--decoder-layers", "3", "--encoder-embed-dim", "128", "--decoder-embed-dim",
-         "128", "--encoder-ffn-embed-dim", "512", "--decoder-ffn-embed-dim", "512", "--encoder-attention-heads",
-         "4", "--decoder-attention-heads", "4"]
+#: the half-precision phase on a GPU trains each paper's model with the CPU table's settings for the Tanaka recipe
+#: (fairseq_syntax/recipes/cpu_table.py: 3+3 layers, d 128, the mechanism's options for that depth), then this
+#: phase's own schedule: name -> the table's entry
+HALF_TABLE = ("tanaka-ja-en", "cpu")
+HALF_ENTRIES = {"transformer": "transformer", "dbsa": "dbsa", "dep_rel": "dep_rel", "pascal": "pascal", "sh": "sh",
+                "syncattn": "syncattn", "cky_lstm": "cky_lstm"}
 #: the models of the speed phase: name -> (architecture, options); the first is the reference
 SPEED_MODELS = {
     "transformer": ("transformer", LS),
@@ -153,8 +159,13 @@ def _run_case(case, model, criterion, batch, sample, task):
     model.eval()
     criterion.eval()
     model.zero_grad()
-    loss, _, out = criterion(model, batch)
-    loss.backward()
+    # cuDNN's RNN has no backward in eval mode ("cudnn RNN backward can only be called in training mode", seen on
+    # an H100): the LSTM presets take their gradients through torch's own RNN kernels; the beam search below and
+    # the training phases (train mode) keep cuDNN.
+    rnn = any(isinstance(m, torch.nn.RNNBase) for m in model.modules())
+    with torch.backends.cudnn.flags(enabled=False, allow_tf32=False) if rnn else contextlib.nullcontext():
+        loss, _, out = criterion(model, batch)
+        loss.backward()
     grads = {n: p.grad.detach().float().cpu() for n, p in model.named_parameters() if p.grad is not None}
     gen = SequenceGenerator([model], task.target_dictionary, beam_size=3, max_len_b=30)
     with torch.no_grad():
@@ -231,23 +242,39 @@ def _finite_terms(stdout):
     return lines, bad, last
 
 
-def _half_run(name, precision, data, src, tgt, tiny, updates, device, workdir):
+def _half_options(name, tiny):
+    """A paper's model for the half-precision phase: its architecture, size and mechanism options. At the tiny size
+    (the dry run) the tiny preset with PAPER_MODELS' criterion; otherwise the CPU table's whole training command for
+    the model (its layer and head options fit its depth: the first GPU run found --dbsa-encoder-layer 4 of the
+    base architecture against 3 layers), whose schedule the phase's later options override."""
+    if not tiny:
+        from fairseq_syntax.recipes.datasets import settings
+
+        return list(settings(*HALF_TABLE)[HALF_ENTRIES[name]].train)
     arch, opts = PAPER_MODELS[name]
-    save = os.path.join(workdir, f"{name}-{precision}")
-    size = [] if name in LSTMS else SMALL
-    if tiny:
-        arch, size = _tiny(arch)
+    arch, size = _tiny(arch)
     share = [] if name in LSTMS else ["--share-all-embeddings"]
+    return ["--arch", arch, *size, *opts, *share]
+
+
+def _half_command(name, precision, data, src, tgt, tiny, updates, device, save):
+    """The fairseq-syntax-train command of one half-precision run (argparse keeps an option's last value)."""
     # on a CPU fairseq's handler of a gradient overflow needs CUDA (trainer.py: torch.tensor(0.0).cuda()): the
     # dry run starts the loss scale at 1, where its tiny models do not overflow
     cpu = ["--cpu"] if device == "cpu" else []
     scale = ["--fp16-init-scale", "1"] if device == "cpu" and "fp16" in precision else []
-    train = ["fairseq-syntax-train", data, "--user-dir", USER_DIR, "--task", "syntax_translation", "-s", src, "-t",
-             tgt, "--arch", arch, *size, *opts, *share, "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)",
-             "--lr", "0.0005", "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "10", "--max-update",
-             str(updates), "--max-tokens", "4096", f"--{precision}", "--save-dir", save, "--no-epoch-checkpoints",
-             "--log-format", "json", "--log-interval", "1", "--seed", "1", "--num-workers", "0",
-             "--disable-validation", *scale, *cpu]
+    return ["fairseq-syntax-train", data, "--user-dir", USER_DIR, "--task", "syntax_translation", "-s", src, "-t",
+            tgt, *_half_options(name, tiny), "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", "0.0005",
+            "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "10", "--max-update", str(updates),
+            "--max-tokens", "4096", f"--{precision}", "--save-dir", save, "--no-epoch-checkpoints", "--log-format",
+            "json", "--log-interval", "1", "--seed", "1", "--num-workers", "0", "--disable-validation", *scale,
+            *cpu]
+
+
+def _half_run(name, precision, data, src, tgt, tiny, updates, device, workdir):
+    save = os.path.join(workdir, f"{name}-{precision}")
+    train = _half_command(name, precision, data, src, tgt, tiny, updates, device, save)
+    cpu = ["--cpu"] if device == "cpu" else []
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     start = time.time()
     p = subprocess.run(train, capture_output=True, text=True, env=env)
@@ -433,6 +460,12 @@ def speed(device, data, src, tgt, models, tiny, dtype, token_sizes, steps, warmu
           deadline):
     order = list(models) + ([models[0] + " (again)"] if len(models) > 1 else [])  # the reference again: drift
     rows = {}
+    # the device's first model pays for the CUDA context, cuBLAS's and cuDNN's set-up and the allocator's growth
+    # (the first GPU run timed fairseq's transformer at 239 ms a step first and 39 ms last): the reference is
+    # measured once untimed before the rows
+    start = time.time()
+    _measure(models[0], data, src, tgt, tiny, device, dtype, token_sizes[:1], 1, warmup, 1)
+    report.set("speed", "warm_up_seconds", value=round(time.time() - start, 1))
     for name in order:
         if time.time() > deadline:
             report.set("speed", "models", name, value={"status": "skipped (time)"})
@@ -483,8 +516,9 @@ def main(argv=None):
     p.add_argument("--tiny", action="store_true", help="tiny sizes everywhere (the CPU dry run)")
     p.add_argument("--parity-cases", default="", help="comma list of golden cases (default: all)")
     p.add_argument("--half-models", default=",".join(PAPER_MODELS), help="comma list of: " + ", ".join(PAPER_MODELS))
-    p.add_argument("--precisions", default=None, help="default: fp16,memory-efficient-fp16,bf16 on cuda; "
-                   "memory-efficient-fp16,amp on cpu")
+    p.add_argument("--precisions", default=None, help="default: fp16,memory-efficient-fp16,amp on cuda; "
+                   "memory-efficient-fp16,amp on cpu (bf16: fairseq 0.12's --bf16 implies --tpu, XLA, also on a "
+                   "GPU: options.py)")
     p.add_argument("--updates", type=int, default=30, help="updates of each half-precision run (default 30)")
     p.add_argument("--workers", type=int, default=None, help="half-precision runs side by side (default: cuda 8, "
                    "cpu 2)")
@@ -508,7 +542,7 @@ def main(argv=None):
     unknown = set(phases) - set(PHASES)
     if unknown:
         sys.exit(f"error: --phases: unknown {sorted(unknown)}; known: {', '.join(PHASES)}")
-    precisions = (args.precisions or ("fp16,memory-efficient-fp16,bf16" if args.device == "cuda"
+    precisions = (args.precisions or ("fp16,memory-efficient-fp16,amp" if args.device == "cuda"
                                       else "memory-efficient-fp16,amp")).split(",")
     shares = sum(SHARES[ph] for ph in phases)
     for ph in phases:
