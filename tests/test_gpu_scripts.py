@@ -123,3 +123,17 @@ def test_the_installer_writes_every_console_script_of_setup_py_and_fairseqs():
     setup = open(os.path.join(ROOT, "setup.py"), encoding="utf-8").read()
     assert names >= set(re.findall(r'"(fairseq-syntax-[\w-]+)=', setup)) | {"fairseq-train", "fairseq-generate"}
     assert all(module.startswith(("fairseq_cli.", "fairseq_syntax.cli.")) for _, module, _ in install.console_scripts())
+
+
+def test_the_gpu_section_of_the_benchmarks_holds_the_committed_runs_tables():
+    """docs/benchmarks.md's GPU tables are report_tables.py's on examples/gpu/results/device_check.json; the
+    LSTMs are compared with lstm_luong, the rest with the transformer's row named."""
+    import report_tables
+
+    report = json.load(open(os.path.join(ROOT, "examples", "gpu", "results", "device_check.json")))
+    doc = open(os.path.join(ROOT, "docs", "benchmarks.md"), encoding="utf-8").read()
+    assert report_tables.markdown(report, "transformer (again)") in doc
+    assert report_tables.half_markdown(report) in doc
+    rows = {name: (ref, goal) for name, ref, _, _, _, goal in report_tables.rows(report, "transformer (again)")}
+    assert rows["cky_lstm"] == ("lstm_luong", "") and rows["pascal"][0] == "transformer (again)"
+    assert rows["pascal"][1].startswith("step met (1.03x)") and rows["dep_rel"][1].startswith("step over (1.10x)")
