@@ -103,6 +103,11 @@ def test_the_tables_updates_fit_the_time_from_the_speed_figures(tmp_path):
     assert n == int(300 / (tanaka_base.SHARING_OVERHEAD * 0.4)) // 50 * 50 == 500 and "400 ms" in why
     assert tanaka_base.updates_for(["transformer", "pascal"], str(speed), 300, fallback=7)[0] == 7
     assert tanaka_base.updates_for(["transformer"], str(tmp_path / "none.json"), 300, fallback=7)[0] == 7
+    # the reference's second row counts when it is faster than its first
+    rows["transformer (again)"] = 50.0
+    speed.write_text(json.dumps({"speed": {"models": {m: {"train_8192": {"step_ms_median": ms}}
+                                                      for m, ms in rows.items()}}}))
+    assert tanaka_base.updates_for(["transformer", "rel", "dep_rel"], str(speed), 300, fallback=7)[0] == 600
 
 
 def test_fairseq_log_lines_with_a_non_finite_term_are_flagged():
