@@ -41,3 +41,24 @@ def test_cky_subnormal_benchmark_trains_twice_and_records_every_update(data_bin,
         assert [u["update"] for u in updates] == [1, 2, 3]
         assert all(u["table_backward_s"] > 0 and 0 <= u["share_subnormal"] <= 1 for u in updates)
         assert "update_s" not in updates[0] and all(u["update_s"] > 0 for u in updates[1:])
+
+
+def test_speed_benchmark_gives_each_model_its_syntax_inputs_and_writes_its_rows(data_bin, tmp_path):
+    """examples/benchmark/speed.py (the benchmark table's script) on a tiny data-bin: every model trains and decodes
+    on the same batches, which carry every syntax input; each model's forward gets the ones it declares."""
+    import json
+
+    import speed
+
+    task = speed.load_task(data_bin)
+    (batch,) = speed.batches(task, "train", 1, 256, speed.torch.device("cpu"))
+    assert set(speed.INPUTS) <= set(batch["net_input"])
+    model = speed.build("transformer_dep_rel", task, "small", speed.torch.device("cpu"))[0]
+    assert "src_depths" in model.benchmark_inputs
+    assert set(speed.for_model(model, batch)["net_input"]) & set(speed.INPUTS) == set(model.benchmark_inputs)
+    out = tmp_path / "speed.json"
+    speed.main([data_bin, "--models", "transformer,transformer_dep_rel", "--train-batches", "1", "--decode-batches",
+                "1", "--repeats", "1", "--max-tokens", "256", "--json", str(out)])
+    rows = json.load(open(out))["rows"]
+    assert [r["model"] for r in rows] == ["transformer", "transformer_dep_rel"] and rows[0]["train_ratio"] == 1.0
+    assert all(r["train_step_ms"] > 0 and r["decode_ms"] > 0 and r["peak_mem_mib"] > 0 for r in rows)

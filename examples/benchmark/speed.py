@@ -60,6 +60,8 @@ def build(name, task, size, device):
     from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
     from fairseq.criterions import CRITERION_REGISTRY
 
+    import fairseq_syntax.plugin  # noqa: F401  (registers the plugin's models and criterions)
+
     arch, extra, crit = MODELS[name]
     sz = SIZES[size]
     if name in LSTM_MODELS:
@@ -69,9 +71,8 @@ def build(name, task, size, device):
     ARCH_CONFIG_REGISTRY[arch](args)
     torch.manual_seed(1)
     model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).to(device)
-    needs = model.syntax_needs() if hasattr(model, "syntax_needs") else {}
-    task.apply_model_needs(dict(needs, inputs=(), strategy=None, target_strategy=None))
-    model.benchmark_inputs = frozenset(needs.get("inputs", ()))
+    needs = model.syntax_needs() if hasattr(model, "syntax_needs") else None
+    model.benchmark_inputs = needs.inputs if needs is not None else frozenset()
     criterion = CRITERION_REGISTRY[crit](task, sentence_avg=False, label_smoothing=0.1)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
     return model, criterion, optimizer
@@ -98,13 +99,15 @@ def transformer_args(arch, sz, extra):
 def load_task(data):
     from omegaconf import OmegaConf
 
+    from fairseq_syntax.data.syntax_request import SyntaxNeeds
     from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationConfig, SyntaxTranslationTask
 
     cfg = OmegaConf.structured(SyntaxTranslationConfig(data=data, source_syntax="parents,depths,labels",
                                                        target_syntax="parents"))
     cfg.train_subset, cfg.dataset_impl, cfg.required_seq_len_multiple = "train", "mmap", 1
     task = SyntaxTranslationTask.setup_task(cfg)
-    task.syntax_request.inputs = frozenset(INPUTS)
+    # the batches carry every model's syntax inputs (for_model gives each model its own)
+    task.add_model_needs(SyntaxNeeds(inputs=frozenset(INPUTS)))
     task.load_dataset("train")
     task.load_dataset("test")
     return task
