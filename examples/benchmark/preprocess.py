@@ -337,6 +337,8 @@ def main(argv=None):
     if only & {"parse", "filter", "bpe"}:
         res["control_speedup"] = machine_scaling(workers)
         print(f"control: {workers[-1]} CPU spinners run {res['control_speedup']}x as fast as one", flush=True)
+    if args.workdir:
+        os.makedirs(args.workdir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.workdir) as d:
         if "parse" in only:
             res["parse_udpipe"] = parse_throughput(d, args.parse_sentences, workers, args.chunk_size)
