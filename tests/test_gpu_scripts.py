@@ -43,6 +43,8 @@ def test_device_check_dry_run_on_the_cpu(data_bin, tmp_path):
     rows = report["speed"]["models"]
     assert set(rows) == {"transformer", "dep_rel", "lstm_luong", "cky_lstm", "transformer (again)"}
     assert rows["transformer"]["train_512"]["ratio"] == 1.0 and rows["cky_lstm"]["reference"] == "lstm_luong"
+    low, high = rows["dep_rel"]["train_512"]["step_ms_quartiles"]
+    assert 0 < low <= high
     assert rows["dep_rel"]["decode"]["sentences_per_second"] > 0 and report["speed"]["warm_up_seconds"] > 0
     (dist,) = report["distributed"].values()
     assert dist["status"] == "ok" and dist["ranks_initialised"] == ["0", "1"]

@@ -423,8 +423,10 @@ def _measure(name, data, src, tgt, tiny, device, dtype, token_sizes, steps, warm
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
         times = [timed(lambda b=b: trainer.train_step([b])) for b in batches[warmup:]]
+        quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
         entry = {"step_ms_median": 1000 * statistics.median(times), "step_ms_min": 1000 * min(times),
-                 "steps": len(times), "sentences_per_batch": statistics.mean(int(b["nsentences"]) for b in batches),
+                 "step_ms_quartiles": [1000 * quartiles[0], 1000 * quartiles[2]], "steps": len(times),
+                 "sentences_per_batch": statistics.mean(int(b["nsentences"]) for b in batches),
                  "tokens_per_batch": statistics.mean(int(b["ntokens"]) for b in batches)}
         if device == "cuda":
             entry["peak_mem_mib"] = torch.cuda.max_memory_allocated() / 2**20

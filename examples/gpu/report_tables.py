@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The tables of docs/benchmarks.md's GPU section, from device_check.py's JSON.
 
-``--part speed`` (the default), from the speed phase: each model's fp16 training step (median of the timed steps, in ms) at every batch size, its peak memory and its beam-4
+``--part speed`` (the default), from the speed phase: each model's fp16 training step at every batch size (the
+median of the timed steps in ms, with their quartiles where the run recorded them), its peak memory and its beam-4
 decoding, as ratios to a reference row of the same run (fairseq's transformer; the LSTMs against lstm_luong), and
 whether the model meets its goal (step at most 1.10x for the models with a relative-position term, 1.03x for the
 others; memory at most 1.15x). ``--part half``, from the half-precision phase: each paper's model in each
@@ -33,7 +34,8 @@ def rows(report, reference):
         ref_name = "lstm_luong" if name.split(" ")[0] in LSTMS and "lstm_luong" in models else reference
         ref = models[ref_name]
         steps = {t: (row[f"train_{t}"]["step_ms_median"],
-                     row[f"train_{t}"]["step_ms_median"] / ref[f"train_{t}"]["step_ms_median"]) for t in sizes}
+                     row[f"train_{t}"]["step_ms_median"] / ref[f"train_{t}"]["step_ms_median"],
+                     row[f"train_{t}"].get("step_ms_quartiles")) for t in sizes}
         big = f"train_{sizes[-1]}"
         mem = row[big].get("peak_mem_mib")
         memory = (mem, mem / ref[big]["peak_mem_mib"]) if mem is not None else (None, None)
@@ -43,7 +45,7 @@ def rows(report, reference):
         goal = ""
         if ref_name == reference and model not in LSTMS and model != "transformer":
             limit = STEP_GOAL["relative" if model in RELATIVE else "other"]
-            worst = max(r for _, r in steps.values())
+            worst = max(r for _, r, _ in steps.values())
             goal = (f"step {'met' if worst <= limit else 'over'} ({limit:.2f}x)"
                     + ("" if memory[1] is None else f", memory {'met' if memory[1] <= MEMORY_GOAL else 'over'}"))
         out.append((name, ref_name, steps, memory, decode, goal))
@@ -60,7 +62,8 @@ def markdown(report, reference):
     for name, ref, steps, memory, decode, goal in rows(report, reference):
         cells = [name, ref]
         for t in sizes:
-            cells += [f"{steps[t][0]:.1f}", f"{steps[t][1]:.2f}"]
+            ms, ratio, quartiles = steps[t]
+            cells += [f"{ms:.1f}" + (f" ({quartiles[0]:.1f}-{quartiles[1]:.1f})" if quartiles else ""), f"{ratio:.2f}"]
         cells += ["-", "-"] if memory[0] is None else [f"{memory[0]:.0f}", f"{memory[1]:.2f}"]
         cells += [f"{decode[0]:.0f}", f"{decode[1]:.2f}", goal]
         lines.append("| " + " | ".join(cells) + " |")
