@@ -5,7 +5,8 @@
   real aligned data), on the device against the CPU, both in float32 (TF32 off) and without dropout: every loss
   term (relative 1e-4), every gradient (1e-4 of the largest gradient element of the model), and beam search
   (beam 3): the same tokens, or hypotheses whose scores tie (1e-3);
-* ``half``: 30 updates of each paper's model (the CPU table's Tanaka settings: 3+3 layers, d 128) through
+* ``half``: 30 updates of each paper's model (the CPU table's Tanaka settings: 3+3 layers at d 128, the CKY
+  LSTM's own 2 layers at d 256) through
   ``fairseq-syntax-train`` in each half precision (``--fp16``: fairseq's FP16Optimizer with loss scaling;
   ``--memory-efficient-fp16``; ``--amp``: torch's autocast with fairseq's AMP optimizer), every logged loss term
   finite, then ``fairseq-generate`` on the test split with the same precision; runs side by side, a process each.
@@ -16,10 +17,10 @@
   DBSA's tiny model, 5 updates, every logged term finite (the dry run: two CPU processes over gloo);
 * ``speed``: at Transformer base (the papers' size) in fp16, on batches of 4,096 and 8,192 tokens of the data's
   real sentences: the training step (fairseq's Trainer: forward, backward, FP16 optimizer) of every syntax
-  model and of fairseq's transformer, timed with CUDA events after warm-up (the median of ``--steps``), the
-  peak memory of those steps, and beam-4 decoding in sentences per second (every model decodes the same number
-  of steps): each as a ratio to fairseq's transformer, measured first (after an untimed run of it on the same
-  batches: the device's warm-up) and again last (the drift).
+  model and of fairseq's transformer, timed with CUDA events (the median and quartiles of ``--steps`` batches,
+  each model trained once untimed on those batches first), the peak memory of those steps, and beam-4 decoding
+  in sentences per second (every model decodes the same number of steps): each as a ratio to fairseq's
+  transformer, measured first and again last (the drift).
 
 ``--device cpu --tiny`` is the dry run the test suite runs (tests/test_gpu_scripts.py): the same code on the
 CPU at tiny sizes, half precision as far as fairseq allows on a CPU (its FP16Optimizer needs CUDA and its
@@ -30,7 +31,6 @@ item, so a killed run still says what it measured.
     python3 examples/gpu/device_check.py --data .carry/tanaka/main/data-bin -s ja -t en --out $OUT
 """
 import argparse
-import contextlib
 import copy
 import json
 import math
@@ -130,6 +130,17 @@ class Report:
         os.replace(tmp, self.path)
 
 
+def _commit():
+    """The checkout's commit: git's answer, else FAIRSEQ_SYNTAX_COMMIT (a copied tree without .git), else None."""
+    try:
+        p = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20)
+        if p.returncode == 0:
+            return p.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return os.environ.get("FAIRSEQ_SYNTAX_COMMIT") or None
+
+
 def environment(device):
     import torch
 
@@ -137,7 +148,8 @@ def environment(device):
 
     env = {"python": platform.python_version(), "torch": torch.__version__, "fairseq": fairseq.__version__,
            "cuda": torch.version.cuda, "device": device, "cpu": platform.processor() or platform.machine(),
-           "cpu_count": os.cpu_count()}
+           "cpu_count": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+           "commit": _commit()}
     if device == "cuda":
         p = torch.cuda.get_device_properties(0)
         env.update(gpu=torch.cuda.get_device_name(0), gpu_memory_gib=round(p.total_memory / 2**30, 1),
@@ -151,21 +163,38 @@ def environment(device):
 
 
 # ---------------------------------------------------------------- parity
+def without_dropout(model):
+    """Train mode with every dropout probability at 0: what eval mode computes, on the kernels training uses.
+    cuDNN's RNN has no backward in eval mode ("cudnn RNN backward can only be called in training mode", seen on
+    an H100), so the LSTM presets take their parity gradients this way, through the cuDNN kernels that training
+    runs; tests/test_gpu_scripts.py checks that it equals eval mode on the CPU."""
+    import torch
+    from fairseq.modules import FairseqDropout
+
+    model.train()
+    for m in model.modules():
+        if isinstance(m, (FairseqDropout, torch.nn.Dropout)):
+            m.p = 0.0
+        elif isinstance(m, torch.nn.RNNBase) or isinstance(getattr(m, "dropout", None), float):
+            m.dropout = 0.0  # torch's stacked RNNs, the CKY table's Deduction Units
+    return model
+
+
 def _run_case(case, model, criterion, batch, sample, task):
-    """(logging outputs, {param: grad}, beam hypotheses) of one forward/backward and a beam search, eval mode."""
+    """(logging outputs, {param: grad}, beam hypotheses) of one forward/backward (eval mode; the LSTM presets in
+    train mode without dropout) and a beam search."""
     import torch
     from fairseq.sequence_generator import SequenceGenerator
 
-    model.eval()
+    if any(isinstance(m, torch.nn.RNNBase) for m in model.modules()):
+        without_dropout(model)
+    else:
+        model.eval()
     criterion.eval()
     model.zero_grad()
-    # cuDNN's RNN has no backward in eval mode ("cudnn RNN backward can only be called in training mode", seen on
-    # an H100): the LSTM presets take their gradients through torch's own RNN kernels; the beam search below and
-    # the training phases (train mode) keep cuDNN.
-    rnn = any(isinstance(m, torch.nn.RNNBase) for m in model.modules())
-    with torch.backends.cudnn.flags(enabled=False, allow_tf32=False) if rnn else contextlib.nullcontext():
-        loss, _, out = criterion(model, batch)
-        loss.backward()
+    loss, _, out = criterion(model, batch)
+    loss.backward()
+    model.eval()
     grads = {n: p.grad.detach().float().cpu() for n, p in model.named_parameters() if p.grad is not None}
     gen = SequenceGenerator([model], task.target_dictionary, beam_size=3, max_len_b=30)
     with torch.no_grad():
@@ -280,7 +309,10 @@ def _half_run(name, precision, data, src, tgt, tiny, updates, device, workdir):
     p = subprocess.run(train, capture_output=True, text=True, env=env)
     result = {"train_exit": p.returncode, "train_seconds": round(time.time() - start, 1)}
     lines, bad, last = _finite_terms(p.stdout + p.stderr)
-    overflows = len(re.findall(r"gradient overflow detected", p.stdout + p.stderr))
+    # fairseq's FP16 optimizers skip an overflowing update ("gradient overflow detected, ignoring gradient"); its
+    # AMP optimizer lowers the scale and retries the batch ("AMP: overflow detected"): the first GPU run counted
+    # only the former and wrote 0 for --amp runs whose loss scale had fallen from 128 to 16
+    overflows = len(re.findall(r"gradient overflow detected|AMP: overflow detected", p.stdout + p.stderr))
     result.update(logged_lines=lines, non_finite=bad, last={k: v for k, v in last.items()
                                                           if "loss" in k or k.endswith(("num_updates", "gnorm"))},
                   overflows=overflows)
@@ -365,7 +397,7 @@ def _trainer(name, task_data, src, tgt, tiny, device, dtype):
     arch, opts = SPEED_MODELS[name]
     arch, extra = _tiny(arch) if tiny else (arch, [])
     share = [] if name in LSTMS else ["--share-all-embeddings"]
-    precision = {"fp16": ["--fp16"], "bf16": ["--bf16"], "fp32": []}[dtype]
+    precision = {"fp16": ["--fp16"], "fp32": []}[dtype]
     argv = [task_data, "--user-dir", USER_DIR, "--task", "syntax_translation", "-s", src, "-t", tgt, "--arch", arch,
             *extra, *opts, *share, "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", "0.0005",
             "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "4000", "--max-tokens", "8192", "--seed", "1",
@@ -416,14 +448,17 @@ def _measure(name, data, src, tgt, tiny, device, dtype, token_sizes, steps, warm
     timed = _timer(device)
     row = {"parameters": sum(p.numel() for p in model.parameters())}
     for tokens in token_sizes:
-        batches = _batches(task, "train", tokens, warmup + steps)
-        for b in batches[:warmup]:
+        # every timed batch once untimed first (--warmup passes): on an H100 the first model timed after 3 untimed
+        # steps took 239 ms a step, and 59 ms when timed again last on the same batches (one cause could be kernel
+        # choices made per new batch shape; not profiled), so each model now meets every shape before its timing
+        batches = _batches(task, "train", tokens, steps)
+        for b in batches * warmup:
             trainer.train_step([b])
         if device == "cuda":
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
-        times = [timed(lambda b=b: trainer.train_step([b])) for b in batches[warmup:]]
-        quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
+        times = [timed(lambda b=b: trainer.train_step([b])) for b in batches]
+        quartiles = statistics.quantiles(times, n=4, method="inclusive") if len(times) > 1 else [times[0]] * 3
         entry = {"step_ms_median": 1000 * statistics.median(times), "step_ms_min": 1000 * min(times),
                  "step_ms_quartiles": [1000 * quartiles[0], 1000 * quartiles[2]], "steps": len(times),
                  "sentences_per_batch": statistics.mean(int(b["nsentences"]) for b in batches),
@@ -462,13 +497,6 @@ def speed(device, data, src, tgt, models, tiny, dtype, token_sizes, steps, warmu
           deadline):
     order = list(models) + ([models[0] + " (again)"] if len(models) > 1 else [])  # the reference again: drift
     rows = {}
-    # the device's first model pays for the CUDA context, the allocator's growth and cuBLAS's and cuDNN's choices
-    # for every new batch shape; every model then trains on the same batches, so the later ones find those shapes
-    # known (on an H100 the transformer took 239 ms a step first and 39 ms last; a warm-up of one batch left it
-    # at 239 ms): the reference is measured once on all the batches, untimed, before the rows
-    start = time.time()
-    _measure(models[0], data, src, tgt, tiny, device, dtype, token_sizes, steps, warmup, decode_batches)
-    report.set("speed", "warm_up_seconds", value=round(time.time() - start, 1))
     for name in order:
         if time.time() > deadline:
             report.set("speed", "models", name, value={"status": "skipped (time)"})
@@ -501,7 +529,7 @@ def speed(device, data, src, tgt, models, tiny, dtype, token_sizes, steps, warmu
             f"{ref}" + (f", memory {t['mem_ratio']:.3f}x" if "mem_ratio" in t else "") + "), decode "
             f"{rows[name]['decode']['sentences_per_second']:.0f} sent/s")
     report.set("speed", "setting", value={"dtype": dtype, "size": "tiny" if tiny else "base", "token_sizes":
-                                          token_sizes, "timed_steps": steps, "warmup_steps": warmup,
+                                          token_sizes, "timed_steps": steps, "warmup_passes": warmup,
                                           "reference": models[0], "lstm_reference": "lstm_luong",
                                           "decode_steps": DECODE_STEPS, "decode_batches": decode_batches})
 
@@ -515,7 +543,7 @@ def main(argv=None):
     p.add_argument("-t", "--target-lang", required=True)
     p.add_argument("--out", required=True, help="folder of device_check.json")
     p.add_argument("--phases", default=",".join(PHASES), help=f"comma list of {', '.join(PHASES)}")
-    p.add_argument("--budget", type=float, default=340, help="seconds for all phases (default 340)")
+    p.add_argument("--budget", type=float, default=360, help="seconds for all phases (default 360)")
     p.add_argument("--tiny", action="store_true", help="tiny sizes everywhere (the CPU dry run)")
     p.add_argument("--parity-cases", default="", help="comma list of golden cases (default: all)")
     p.add_argument("--half-models", default=",".join(PAPER_MODELS), help="comma list of: " + ", ".join(PAPER_MODELS))
@@ -527,11 +555,11 @@ def main(argv=None):
                    "cpu 2)")
     p.add_argument("--speed-models", default=",".join(SPEED_MODELS), help="comma list, the first the reference: "
                    + ", ".join(SPEED_MODELS))
-    p.add_argument("--speed-dtype", default=None, choices=("fp16", "bf16", "fp32"), help="default fp16 on cuda, "
+    p.add_argument("--speed-dtype", default=None, choices=("fp16", "fp32"), help="default fp16 on cuda, "
                    "fp32 on cpu")
     p.add_argument("--token-sizes", default="4096,8192", help="tokens per training batch (default 4096,8192)")
-    p.add_argument("--steps", type=int, default=30, help="timed training steps per batch size (default 30)")
-    p.add_argument("--warmup", type=int, default=3, help="untimed steps first (default 3)")
+    p.add_argument("--steps", type=int, default=20, help="timed training steps (batches) per batch size (default 20)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed passes over the timed batches first (default 1)")
     p.add_argument("--decode-batches", type=int, default=2, help="test batches of 8,192 tokens decoded (default 2)")
     args = p.parse_args(argv)
     start = time.time()
