@@ -62,3 +62,23 @@ def test_speed_benchmark_gives_each_model_its_syntax_inputs_and_writes_its_rows(
     rows = json.load(open(out))["rows"]
     assert [r["model"] for r in rows] == ["transformer", "transformer_dep_rel"] and rows[0]["train_ratio"] == 1.0
     assert all(r["train_step_ms"] > 0 and r["decode_ms"] > 0 and r["peak_mem_mib"] > 0 for r in rows)
+    # the operators: the relative terms add kernels to every layer, training and decoding
+    assert all(0 < r["train_kernel_ops"] < r["train_ops"] and 0 < r["decode_kernel_ops"] < r["decode_ops"] for r in rows)
+    assert rows[1]["train_kernel_ops_ratio"] > 1.05 and rows[1]["decode_kernel_ops_ratio"] > 1.05
+
+
+def test_an_operator_count_is_what_torch_dispatches_and_its_views():
+    import speed
+    import torch
+
+    assert speed.count_ops(lambda: (torch.ones(3, 4).t().contiguous() * 2).sum()) == (5, 4)  # t is the view
+
+
+def test_the_operator_table_of_the_benchmarks_is_the_committed_counts():
+    import json
+
+    import speed
+
+    rows = json.load(open(os.path.join(ROOT, "examples", "benchmark", "ops_base.json")))["rows"]
+    assert speed.ops_markdown(rows) in open(os.path.join(ROOT, "docs", "benchmarks.md"), encoding="utf-8").read()
+    assert {r["model"] for r in rows} == set(speed.MODELS)

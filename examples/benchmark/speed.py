@@ -12,6 +12,12 @@ of parameters, Adam's two moment buffers and gradients, plus the tensors the
 largest training step saves for the backward pass (counted with
 ``torch.autograd.graph.saved_tensors_hooks``, each storage once).
 
+Operators (CPU runs): those one training step (forward, backward, Adam) and one
+beam-4 decoding of the first batch dispatch to torch's kernels, and those of
+them that are not views: on a GPU, where a step of short sentences at base
+size is bound by launching kernels rather than by their arithmetic, the
+machine-independent measure of that cost (``count_ops``).
+
     OMP_NUM_THREADS=1 python examples/benchmark/speed.py work/demo/data-bin --size small --json speed.json
 """
 import argparse
@@ -170,6 +176,26 @@ def decode(task, model, batch, steps=DECODE_STEPS):
         gen.generate([model], for_model(model, batch))
 
 
+def count_ops(fn, *args):
+    """(operators, of which not views) that ``fn(*args)`` dispatches to torch's kernels, backward included: the
+    number of kernel launches on a GPU, where a step of Tanaka's short sentences at base size is bound by launching
+    them (docs/benchmarks.md, "On a GPU"). A view (``func.is_view``: view, permute, expand, ...) launches no kernel
+    but still costs its dispatch. Counted on the CPU; the same on any CPU for a given torch."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Counter(TorchDispatchMode):
+        ops = views = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Counter.ops += 1
+            Counter.views += bool(func.is_view)
+            return func(*args, **(kwargs or {}))
+
+    with Counter():
+        fn(*args)
+    return Counter.ops, Counter.ops - Counter.views
+
+
 def train_memory_cpu(model, criterion, batches):
     """MiB of parameters + gradients + Adam moments + saved activations (largest batch)."""
     params = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -216,20 +242,69 @@ def measure(task, built, train_b, test_b, repeats, device):
             mem[n] = torch.cuda.max_memory_allocated() / 2**20
         else:
             mem[n] = train_memory_cpu(built[n][0], built[n][1], train_b[:5])
+    ops = measure_ops(task, built, train_b, test_b, device)
     ref = names[0]
-    return [{
-        "model": n, "reference": ref, "train_step_ms": 1000 * train_t[n] / len(train_b),
-        "decode_ms": 1000 * dec_t[n] / (len(test_b) * repeats), "peak_mem_mib": mem[n],
-        "train_ratio": train_t[n] / train_t[ref], "decode_ratio": dec_t[n] / dec_t[ref],
-        "mem_ratio": mem[n] / mem[ref] if mem[ref] else float("nan"),
-    } for n in names]
+    rows = []
+    for n in names:
+        row = {"model": n, "reference": ref, "train_step_ms": 1000 * train_t[n] / len(train_b),
+               "decode_ms": 1000 * dec_t[n] / (len(test_b) * repeats), "peak_mem_mib": mem[n],
+               "train_ratio": train_t[n] / train_t[ref], "decode_ratio": dec_t[n] / dec_t[ref],
+               "mem_ratio": mem[n] / mem[ref] if mem[ref] else float("nan")}
+        if ops[n] is not None:
+            row.update(train_ops=ops[n][0], train_kernel_ops=ops[n][1], decode_ops=ops[n][2],
+                       decode_kernel_ops=ops[n][3], train_kernel_ops_ratio=ops[n][1] / ops[ref][1],
+                       decode_kernel_ops_ratio=ops[n][3] / ops[ref][3])
+        rows.append(row)
+    return rows
+
+
+def measure_ops(task, built, train_b, test_b, device):
+    """{model: (train ops, train non-view ops, decode ops, decode non-view ops)} on the first batch of each, after
+    one untimed step and decoding (lazy set-up is not counted); counted on the CPU only (on a GPU the backward
+    pass runs in the device's autograd threads, which a dispatch mode does not see): None elsewhere."""
+    if device.type != "cpu":
+        return {n: None for n in built}
+    out = {}
+    for n, (model, criterion, optimizer) in built.items():
+        train_step(model, criterion, optimizer, train_b[0])
+        decode(task, model, test_b[0])
+        out[n] = (count_ops(train_step, model, criterion, optimizer, train_b[0])
+                  + count_ops(decode, task, model, test_b[0]))
+    return out
+
+
+def ops_rows(names, ops):
+    """Rows of measure_ops' counts, as ratios to the first model (the LSTM presets to lstm_luong when counted)."""
+    rows = []
+    for n in names:
+        ref = "lstm_luong" if n in LSTM_MODELS and "lstm_luong" in names else names[0]
+        rows.append({"model": n, "reference": ref, "train_ops": ops[n][0], "train_kernel_ops": ops[n][1],
+                     "decode_ops": ops[n][2], "decode_kernel_ops": ops[n][3],
+                     "train_kernel_ops_ratio": ops[n][1] / ops[ref][1],
+                     "decode_kernel_ops_ratio": ops[n][3] / ops[ref][3]})
+    return rows
+
+
+def ops_markdown(rows):
+    """docs/benchmarks.md's table of ops_rows (the --ops-only JSON's rows)."""
+    lines = ["| model | against | train ops | of them kernels | ratio | decode ops | of them kernels | ratio |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['reference']} | {r['train_ops']:,} | {r['train_kernel_ops']:,} | "
+                     f"{r['train_kernel_ops_ratio']:.3f} | {r['decode_ops']:,} | {r['decode_kernel_ops']:,} | "
+                     f"{r['decode_kernel_ops_ratio']:.3f} |")
+    return "\n".join(lines)
 
 
 def format_rows(rows):
-    lines = [f"{'model':<32} {'train ms':>9} {'ratio':>6} {'decode ms':>10} {'ratio':>6} {'mem MiB':>9} {'ratio':>6}"]
+    ops = all("train_ops" in r for r in rows)
+    lines = [f"{'model':<32} {'train ms':>9} {'ratio':>6} {'decode ms':>10} {'ratio':>6} {'mem MiB':>9} {'ratio':>6}"
+             + (f" {'train ops':>10} {'kernels':>8} {'ratio':>6} {'decode kernels':>15} {'ratio':>6}" if ops else "")]
     for r in rows:
         lines.append(f"{r['model']:<32} {r['train_step_ms']:9.1f} {r['train_ratio']:6.3f} {r['decode_ms']:10.1f} "
-                     f"{r['decode_ratio']:6.3f} {r['peak_mem_mib']:9.1f} {r['mem_ratio']:6.3f}")
+                     f"{r['decode_ratio']:6.3f} {r['peak_mem_mib']:9.1f} {r['mem_ratio']:6.3f}"
+                     + (f" {r['train_ops']:10d} {r['train_kernel_ops']:8d} {r['train_kernel_ops_ratio']:6.3f} "
+                        f"{r['decode_kernel_ops']:15d} {r['decode_kernel_ops_ratio']:6.3f}" if ops else ""))
     return "\n".join(lines)
 
 
@@ -243,6 +318,8 @@ def main(argv=None):
     p.add_argument("--decode-batches", type=int, default=4)
     p.add_argument("--max-tokens", type=int, default=4096)
     p.add_argument("--repeats", type=int, default=3, help="passes over the decode batches (default 3)")
+    p.add_argument("--ops-only", action="store_true", help="count the operators of a training step and a decoding "
+                   "only (no timings, no memory): the same on any CPU, so small batches do")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -251,6 +328,20 @@ def main(argv=None):
     train_b = batches(task, "train", args.train_batches, args.max_tokens, device)
     test_b = batches(task, "test", args.decode_batches, args.max_tokens, device)
     built = {n: build(n, task, args.size, device) for n in names}
+    if args.ops_only:
+        if device.type != "cpu":
+            sys.exit("error: --ops-only counts on the CPU (CUDA_VISIBLE_DEVICES= to hide the GPU)")
+        rows = ops_rows(names, measure_ops(task, built, train_b, test_b, device))
+        print(f"size {args.size}, operators of one training step and one beam-4 decoding of {DECODE_STEPS} steps "
+              f"(first batch of each, max tokens {args.max_tokens}); ratios to {names[0]} (LSTMs: lstm_luong)")
+        print("\n".join(f"{r['model']:<34} {r['train_ops']:6d} {r['train_kernel_ops']:6d} "
+                        f"{r['train_kernel_ops_ratio']:6.3f} {r['decode_ops']:7d} {r['decode_kernel_ops']:7d} "
+                        f"{r['decode_kernel_ops_ratio']:6.3f}" for r in rows))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"device": "cpu", "size": args.size, "max_tokens": args.max_tokens,
+                           "torch": torch.__version__, "rows": rows}, f, indent=1)
+        return
     rows = measure(task, built, train_b, test_b, args.repeats, device)
     print(f"device {device}, size {args.size}, {len(train_b)} train batches, {len(test_b)} decode batches (beam 4), "
           f"max tokens {args.max_tokens}; ratios to {names[0]}")
