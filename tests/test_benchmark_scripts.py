@@ -82,3 +82,15 @@ def test_the_operator_table_of_the_benchmarks_is_the_committed_counts():
     rows = json.load(open(os.path.join(ROOT, "examples", "benchmark", "ops_base.json")))["rows"]
     assert speed.ops_markdown(rows) in open(os.path.join(ROOT, "docs", "benchmarks.md"), encoding="utf-8").read()
     assert {r["model"] for r in rows} == set(speed.MODELS)
+
+
+def test_the_suite_timer_reads_pytests_counts_and_its_own_ancestry():
+    import time_tests
+
+    out = "....\n692 passed, 3 skipped, 1508 warnings in 435.92s (0:07:15)\n"
+    assert time_tests.counts(out) == {"passed": 692, "skipped": 3}
+    assert time_tests.counts("1 failed, 18 passed, 34 warnings in 92.26s (0:01:32)") == {"failed": 1,
+                                                                                            "passed": 18}
+    assert time_tests.counts("no summary") == {}
+    assert {os.getpid(), os.getppid()} <= time_tests.ancestors()
+    assert time_tests.cpu()["cores"] == os.cpu_count()

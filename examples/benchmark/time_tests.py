@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Wall time of the test suite (``bash tests/run.sh``, either tier), recorded with the machine it ran on.
+
+Runs the suite once from the checkout it belongs to and appends one record to ``--json`` (a list): the tier,
+the wall seconds, pytest's counts (passed, skipped, failed, ...), the CPU (model name, AVX-512 or not, cores),
+the commit, whether ``../shared`` was there (the tests that need it skip without it), the load average before
+the run, and the processes stopped for it. The README's and docs/development.md's suite times are records of
+this file (``examples/benchmark/test_suite_times.json``).
+
+    python examples/benchmark/time_tests.py --tier quick --json examples/benchmark/test_suite_times.json
+    python examples/benchmark/time_tests.py --tier full --pause fairseq-syntax-train --json ...
+
+``--pause PATTERN`` stops the processes whose command line matches PATTERN (``pgrep -f``) with SIGSTOP for the
+duration of the run and resumes them after it, however it ends: the background trainings of a busy machine, so
+that the time is the suite's own. Without it the record says what else was running (the load average).
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TIERS = {"full": [], "quick": ["-m", "not slow"]}
+
+
+def counts(output: str) -> dict:
+    """pytest's final counts, e.g. '692 passed, 3 skipped, 1508 warnings in 435.92s' -> {'passed': 692, ...}."""
+    lines = [line for line in output.splitlines() if re.search(r"\b(passed|failed|error)s?\b.* in [\d.]+s", line)]
+    if not lines:
+        return {}
+    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)",
+                                                  lines[-1])}
+
+
+def cpu() -> dict:
+    info = {"cores": os.cpu_count()}
+    try:
+        text = open("/proc/cpuinfo", encoding="utf-8").read()
+    except OSError:
+        return info
+    name = re.search(r"^model name\s*:\s*(.+)$", text, flags=re.M)
+    flags = re.search(r"^flags\s*:\s*(.+)$", text, flags=re.M)
+    info["model"] = name.group(1).strip() if name else None
+    info["avx512f"] = bool(flags and "avx512f" in flags.group(1).split())
+    return info
+
+
+def ancestors() -> set:
+    """This process and its parents (a shell whose command line names the pattern is not to be stopped)."""
+    pids, pid = set(), os.getpid()
+    while pid > 1 and pid not in pids:
+        pids.add(pid)
+        try:
+            stat = open(f"/proc/{pid}/stat", encoding="utf-8").read()
+        except OSError:
+            break
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return pids
+
+
+def commit() -> str:
+    p = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=__doc__.split("\n\n", 1)[1])
+    p.add_argument("--tier", choices=sorted(TIERS), default="quick",
+                   help="full: every test; quick: -m 'not slow' (default quick)")
+    p.add_argument("--pause", default=None, metavar="PATTERN",
+                   help="SIGSTOP the processes matching PATTERN (pgrep -f) for the run, SIGCONT after it")
+    p.add_argument("--json", required=True, help="the list of records to append to (created if missing)")
+    args = p.parse_args(argv)
+    paused = []
+    if args.pause:
+        found = subprocess.run(["pgrep", "-f", args.pause], capture_output=True, text=True).stdout.split()
+        mine = ancestors()
+        paused = [int(x) for x in found if int(x) not in mine]
+    record = {"tier": args.tier, "commit": commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "cpu": cpu(), "shared_data": os.path.isdir(os.path.join(os.path.dirname(ROOT), "shared")),
+              "load_average_before": round(os.getloadavg()[0], 2), "paused": {"pattern": args.pause,
+                                                                            "processes": len(paused)}}
+    for pid in paused:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        start = time.time()
+        run = subprocess.run(["bash", os.path.join(ROOT, "tests", "run.sh"), *TIERS[args.tier]], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        record["wall_seconds"] = round(time.time() - start, 1)
+    finally:
+        for pid in paused:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+    record.update(exit=run.returncode, counts=counts(run.stdout))
+    sys.stdout.write(run.stdout[-2000:])
+    records = json.load(open(args.json, encoding="utf-8")) if os.path.exists(args.json) else []
+    records.append(record)
+    with open(args.json + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(records, f, indent=1)
+        f.write("\n")
+    os.replace(args.json + ".tmp", args.json)
+    print(f"{args.tier}: {record['wall_seconds']} s, {record['counts']}, exit {run.returncode} -> {args.json}")
+    return run.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
