@@ -87,10 +87,24 @@ def test_the_operator_table_of_the_benchmarks_is_the_committed_counts():
 def test_the_suite_timer_reads_pytests_counts_and_its_own_ancestry():
     import time_tests
 
-    out = "....\n692 passed, 3 skipped, 1508 warnings in 435.92s (0:07:15)\n"
+    out = ("....\n===== slowest 2 durations =====\n39.31s call     tests/test_a.py::test_x[b]\n"
+           "3.30s setup    tests/test_b.py::test_y\n692 passed, 3 skipped, 1508 warnings in 435.92s (0:07:15)\n")
     assert time_tests.counts(out) == {"passed": 692, "skipped": 3}
+    assert time_tests.slowest(out) == [[39.31, "call", "tests/test_a.py::test_x[b]"],
+                                       [3.3, "setup", "tests/test_b.py::test_y"]]
     assert time_tests.counts("1 failed, 18 passed, 34 warnings in 92.26s (0:01:32)") == {"failed": 1,
                                                                                             "passed": 18}
     assert time_tests.counts("no summary") == {}
     assert {os.getpid(), os.getppid()} <= time_tests.ancestors()
     assert time_tests.cpu()["cores"] == os.cpu_count()
+
+
+def test_the_slowest_tests_of_the_development_page_are_the_latest_full_runs():
+    import json
+
+    import time_tests
+
+    records = json.load(open(os.path.join(ROOT, "examples", "benchmark", "test_suite_times.json")))
+    full = [r for r in records if r["tier"] == "full" and r.get("slowest")][-1]
+    doc = open(os.path.join(ROOT, "docs", "development.md"), encoding="utf-8").read()
+    assert time_tests.slowest_markdown(full) in doc

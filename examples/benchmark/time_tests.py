@@ -36,6 +36,20 @@ def counts(output: str) -> dict:
                                                   lines[-1])}
 
 
+def slowest(output: str) -> list:
+    """pytest's --durations lines ('39.31s call     tests/test_x.py::test_y') as [[seconds, phase, test], ...]."""
+    return [[float(s), phase, test] for s, phase, test in
+            re.findall(r"^([\d.]+)s (call|setup|teardown)\s+(\S+)$", output, flags=re.M)]
+
+
+def slowest_markdown(record: dict) -> str:
+    """docs/development.md's table of a record's slowest tests."""
+    lines = ["| test | phase | s |", "| --- | --- | --- |"]
+    for seconds, phase, test in record["slowest"]:
+        lines.append(f"| `{test.removeprefix('tests/')}` | {phase} | {seconds:.1f} |")
+    return "\n".join(lines)
+
+
 def cpu() -> dict:
     info = {"cores": os.cpu_count()}
     try:
@@ -75,6 +89,8 @@ def main(argv=None):
                    help="full: every test; quick: -m 'not slow' (default quick)")
     p.add_argument("--pause", default=None, metavar="PATTERN",
                    help="SIGSTOP the processes matching PATTERN (pgrep -f) for the run, SIGCONT after it")
+    p.add_argument("--durations", type=int, default=15, help="record the N slowest test phases (pytest "
+                   "--durations; default 15)")
     p.add_argument("--json", required=True, help="the list of records to append to (created if missing)")
     args = p.parse_args(argv)
     paused = []
@@ -90,7 +106,8 @@ def main(argv=None):
         os.kill(pid, signal.SIGSTOP)
     try:
         start = time.time()
-        run = subprocess.run(["bash", os.path.join(ROOT, "tests", "run.sh"), *TIERS[args.tier]], cwd=ROOT,
+        run = subprocess.run(["bash", os.path.join(ROOT, "tests", "run.sh"), *TIERS[args.tier],
+                              f"--durations={args.durations}"], cwd=ROOT,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         record["wall_seconds"] = round(time.time() - start, 1)
     finally:
@@ -99,7 +116,7 @@ def main(argv=None):
                 os.kill(pid, signal.SIGCONT)
             except ProcessLookupError:
                 pass
-    record.update(exit=run.returncode, counts=counts(run.stdout))
+    record.update(exit=run.returncode, counts=counts(run.stdout), slowest=slowest(run.stdout))
     sys.stdout.write(run.stdout[-2000:])
     records = json.load(open(args.json, encoding="utf-8")) if os.path.exists(args.json) else []
     records.append(record)
