@@ -12,11 +12,10 @@ of parameters, Adam's two moment buffers and gradients, plus the tensors the
 largest training step saves for the backward pass (counted with
 ``torch.autograd.graph.saved_tensors_hooks``, each storage once).
 
-Operators (CPU runs): those one training step (forward, backward, Adam) and one
-beam-4 decoding of the first batch dispatch to torch's kernels, and those of
-them that are not views: on a GPU, where a step of short sentences at base
-size is bound by launching kernels rather than by their arithmetic, the
-machine-independent measure of that cost (``count_ops``).
+Operators (CPU runs): those one forward and backward pass and one beam-4
+decoding of the first batch dispatch to torch, and those of them that are not
+views (``count_ops``): a proxy, the same on any x86 CPU, for the kernels a GPU
+launches, which bound a step of short sentences at base size there.
 
     OMP_NUM_THREADS=1 python examples/benchmark/speed.py work/demo/data-bin --size small --json speed.json
 """
@@ -156,12 +155,16 @@ def timed(device, fn, *args):
     return time.perf_counter() - t0
 
 
-def train_step(model, criterion, optimizer, batch):
+def forward_backward(model, criterion, batch):
     model.train()
     criterion.train()
-    optimizer.zero_grad()
     loss, sample_size, _ = criterion(model, for_model(model, batch))
     (loss / sample_size).backward()
+
+
+def train_step(model, criterion, optimizer, batch):
+    optimizer.zero_grad()
+    forward_backward(model, criterion, batch)
     optimizer.step()
 
 
@@ -177,10 +180,13 @@ def decode(task, model, batch, steps=DECODE_STEPS):
 
 
 def count_ops(fn, *args):
-    """(operators, of which not views) that ``fn(*args)`` dispatches to torch's kernels, backward included: the
-    number of kernel launches on a GPU, where a step of Tanaka's short sentences at base size is bound by launching
-    them (docs/benchmarks.md, "On a GPU"). A view (``func.is_view``: view, permute, expand, ...) launches no kernel
-    but still costs its dispatch. Counted on the CPU; the same on any CPU for a given torch."""
+    """(operators, of which not views) that ``fn(*args)`` dispatches to torch, backward included (the dispatch
+    mode travels with autograd's thread-local state): a proxy for the kernels a GPU launches, where a step of
+    Tanaka's short sentences at base size is bound by launching them rather than by their arithmetic
+    (docs/benchmarks.md, "On a GPU"). A proxy only: a view (``func.is_view``: view, permute, expand, ...) launches
+    no kernel but costs its dispatch, some non-views launch none (``empty``, ``_unsafe_view``) or several, and
+    the CPU's code paths differ from CUDA's in places (dropout decomposes into three operators there, one fused
+    kernel on CUDA). The same on any x86 CPU for a given torch build and batch."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Counter(TorchDispatchMode):
@@ -251,24 +257,34 @@ def measure(task, built, train_b, test_b, repeats, device):
                "train_ratio": train_t[n] / train_t[ref], "decode_ratio": dec_t[n] / dec_t[ref],
                "mem_ratio": mem[n] / mem[ref] if mem[ref] else float("nan")}
         if ops[n] is not None:
-            row.update(train_ops=ops[n][0], train_kernel_ops=ops[n][1], decode_ops=ops[n][2],
-                       decode_kernel_ops=ops[n][3], train_kernel_ops_ratio=ops[n][1] / ops[ref][1],
-                       decode_kernel_ops_ratio=ops[n][3] / ops[ref][3])
+            row.update(train_ops=ops[n][0], train_nonview_ops=ops[n][1], decode_ops=ops[n][2],
+                       decode_nonview_ops=ops[n][3], train_nonview_ops_ratio=ops[n][1] / ops[ref][1],
+                       decode_nonview_ops_ratio=ops[n][3] / ops[ref][3])
         rows.append(row)
     return rows
 
 
+def _commit():
+    import subprocess
+
+    p = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
 def measure_ops(task, built, train_b, test_b, device):
-    """{model: (train ops, train non-view ops, decode ops, decode non-view ops)} on the first batch of each, after
-    one untimed step and decoding (lazy set-up is not counted); counted on the CPU only (on a GPU the backward
-    pass runs in the device's autograd threads, which a dispatch mode does not see): None elsewhere."""
+    """{model: (training ops, their non-view ops, decoding ops, their non-view ops)} on the first batch of each,
+    after one untimed step and decoding (lazy set-up is not counted). Training is the forward and backward pass
+    without the optimizer's step: on the CPU torch's Adam updates one parameter at a time (about 9 operators
+    each, thousands a step at base size), on CUDA a few fused launches for every model alike. Counted where the
+    CPU's code paths are the ones measured (None on a GPU run)."""
     if device.type != "cpu":
         return {n: None for n in built}
     out = {}
     for n, (model, criterion, optimizer) in built.items():
         train_step(model, criterion, optimizer, train_b[0])
         decode(task, model, test_b[0])
-        out[n] = (count_ops(train_step, model, criterion, optimizer, train_b[0])
+        optimizer.zero_grad()
+        out[n] = (count_ops(forward_backward, model, criterion, train_b[0])
                   + count_ops(decode, task, model, test_b[0]))
     return out
 
@@ -278,33 +294,33 @@ def ops_rows(names, ops):
     rows = []
     for n in names:
         ref = "lstm_luong" if n in LSTM_MODELS and "lstm_luong" in names else names[0]
-        rows.append({"model": n, "reference": ref, "train_ops": ops[n][0], "train_kernel_ops": ops[n][1],
-                     "decode_ops": ops[n][2], "decode_kernel_ops": ops[n][3],
-                     "train_kernel_ops_ratio": ops[n][1] / ops[ref][1],
-                     "decode_kernel_ops_ratio": ops[n][3] / ops[ref][3]})
+        rows.append({"model": n, "reference": ref, "train_ops": ops[n][0], "train_nonview_ops": ops[n][1],
+                     "decode_ops": ops[n][2], "decode_nonview_ops": ops[n][3],
+                     "train_nonview_ops_ratio": ops[n][1] / ops[ref][1],
+                     "decode_nonview_ops_ratio": ops[n][3] / ops[ref][3]})
     return rows
 
 
 def ops_markdown(rows):
     """docs/benchmarks.md's table of ops_rows (the --ops-only JSON's rows)."""
-    lines = ["| model | against | train ops | of them kernels | ratio | decode ops | of them kernels | ratio |",
+    lines = ["| model | against | forward+backward ops | not views | ratio | decoding ops | not views | ratio |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        lines.append(f"| {r['model']} | {r['reference']} | {r['train_ops']:,} | {r['train_kernel_ops']:,} | "
-                     f"{r['train_kernel_ops_ratio']:.3f} | {r['decode_ops']:,} | {r['decode_kernel_ops']:,} | "
-                     f"{r['decode_kernel_ops_ratio']:.3f} |")
+        lines.append(f"| {r['model']} | {r['reference']} | {r['train_ops']:,} | {r['train_nonview_ops']:,} | "
+                     f"{r['train_nonview_ops_ratio']:.3f} | {r['decode_ops']:,} | {r['decode_nonview_ops']:,} | "
+                     f"{r['decode_nonview_ops_ratio']:.3f} |")
     return "\n".join(lines)
 
 
 def format_rows(rows):
     ops = all("train_ops" in r for r in rows)
     lines = [f"{'model':<32} {'train ms':>9} {'ratio':>6} {'decode ms':>10} {'ratio':>6} {'mem MiB':>9} {'ratio':>6}"
-             + (f" {'train ops':>10} {'kernels':>8} {'ratio':>6} {'decode kernels':>15} {'ratio':>6}" if ops else "")]
+             + (f" {'train ops':>10} {'non-view':>8} {'ratio':>6} {'decode non-view':>15} {'ratio':>6}" if ops else "")]
     for r in rows:
         lines.append(f"{r['model']:<32} {r['train_step_ms']:9.1f} {r['train_ratio']:6.3f} {r['decode_ms']:10.1f} "
                      f"{r['decode_ratio']:6.3f} {r['peak_mem_mib']:9.1f} {r['mem_ratio']:6.3f}"
-                     + (f" {r['train_ops']:10d} {r['train_kernel_ops']:8d} {r['train_kernel_ops_ratio']:6.3f} "
-                        f"{r['decode_kernel_ops']:15d} {r['decode_kernel_ops_ratio']:6.3f}" if ops else ""))
+                     + (f" {r['train_ops']:10d} {r['train_nonview_ops']:8d} {r['train_nonview_ops_ratio']:6.3f} "
+                        f"{r['decode_nonview_ops']:15d} {r['decode_nonview_ops_ratio']:6.3f}" if ops else ""))
     return "\n".join(lines)
 
 
@@ -332,15 +348,18 @@ def main(argv=None):
         if device.type != "cpu":
             sys.exit("error: --ops-only counts on the CPU (CUDA_VISIBLE_DEVICES= to hide the GPU)")
         rows = ops_rows(names, measure_ops(task, built, train_b, test_b, device))
-        print(f"size {args.size}, operators of one training step and one beam-4 decoding of {DECODE_STEPS} steps "
+        print(f"size {args.size}, operators of one forward+backward pass and one beam-4 decoding of {DECODE_STEPS} steps "
               f"(first batch of each, max tokens {args.max_tokens}); ratios to {names[0]} (LSTMs: lstm_luong)")
-        print("\n".join(f"{r['model']:<34} {r['train_ops']:6d} {r['train_kernel_ops']:6d} "
-                        f"{r['train_kernel_ops_ratio']:6.3f} {r['decode_ops']:7d} {r['decode_kernel_ops']:7d} "
-                        f"{r['decode_kernel_ops_ratio']:6.3f}" for r in rows))
+        print("\n".join(f"{r['model']:<34} {r['train_ops']:6d} {r['train_nonview_ops']:6d} "
+                        f"{r['train_nonview_ops_ratio']:6.3f} {r['decode_ops']:7d} {r['decode_nonview_ops']:7d} "
+                        f"{r['decode_nonview_ops_ratio']:6.3f}" for r in rows))
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"device": "cpu", "size": args.size, "max_tokens": args.max_tokens,
-                           "torch": torch.__version__, "rows": rows}, f, indent=1)
+                json.dump({"device": "cpu", "size": args.size, "max_tokens": args.max_tokens, "data": args.data,
+                           "torch": torch.__version__, "mkldnn": torch.backends.mkldnn.is_available(),
+                           "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": _commit(),
+                           "counted": "forward+backward (no optimizer step); beam-4 decoding", "rows": rows},
+                          f, indent=1)
         return
     rows = measure(task, built, train_b, test_b, args.repeats, device)
     print(f"device {device}, size {args.size}, {len(train_b)} train batches, {len(test_b)} decode batches (beam 4), "
