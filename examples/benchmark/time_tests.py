@@ -12,7 +12,9 @@ this file (``examples/benchmark/test_suite_times.json``).
 
 ``--pause PATTERN`` stops the processes whose command line matches PATTERN (``pgrep -f``) with SIGSTOP for the
 duration of the run and resumes them after it, however it ends: the background trainings of a busy machine, so
-that the time is the suite's own. Without it the record says what else was running (the load average).
+that the time is the suite's own (this user's processes, never this one or its callers; a TERM or HUP still
+resumes them, a SIGKILL cannot). Without it the record says what else was running (the load average). A run
+that ends without pytest's summary (killed) writes no record.
 """
 import argparse
 import json
@@ -32,14 +34,17 @@ def counts(output: str) -> dict:
     lines = [line for line in output.splitlines() if re.search(r"\b(passed|failed|error)s?\b.* in [\d.]+s", line)]
     if not lines:
         return {}
-    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)",
-                                                  lines[-1])}
+    found = re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)", lines[-1])
+    return {("errors" if word.startswith("error") else word): int(n) for n, word in found}
 
 
 def slowest(output: str) -> list:
     """pytest's --durations lines ('39.31s call     tests/test_x.py::test_y') as [[seconds, phase, test], ...]."""
-    return [[float(s), phase, test] for s, phase, test in
-            re.findall(r"^([\d.]+)s (call|setup|teardown)\s+(\S+)$", output, flags=re.M)]
+    header = re.search(r"^=+ slowest (\d+ )?durations =+$", output, flags=re.M)
+    if not header:
+        return []
+    return [[float(s), phase, test.strip()] for s, phase, test in
+            re.findall(r"^([\d.]+)s (call|setup|teardown)\s+(\S.*?)\s*$", output[header.end():], flags=re.M)]
 
 
 def slowest_markdown(record: dict) -> str:
@@ -69,10 +74,11 @@ def ancestors() -> set:
     while pid > 1 and pid not in pids:
         pids.add(pid)
         try:
-            stat = open(f"/proc/{pid}/stat", encoding="utf-8").read()
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
         except OSError:
             break
-        pid = int(stat.rsplit(")", 1)[1].split()[1])
+        pid = int(stat.rsplit(b")", 1)[1].split()[1])
     return pids
 
 
@@ -94,30 +100,48 @@ def main(argv=None):
     p.add_argument("--json", required=True, help="the list of records to append to (created if missing)")
     args = p.parse_args(argv)
     paused = []
-    if args.pause:
-        found = subprocess.run(["pgrep", "-f", args.pause], capture_output=True, text=True).stdout.split()
+    if args.pause:  # this user's processes only, never this one or its callers
+        found = subprocess.run(["pgrep", "-u", str(os.getuid()), "-f", args.pause], capture_output=True,
+                               text=True).stdout.split()
         mine = ancestors()
         paused = [int(x) for x in found if int(x) not in mine]
     record = {"tier": args.tier, "commit": commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "cpu": cpu(), "shared_data": os.path.isdir(os.path.join(os.path.dirname(ROOT), "shared")),
               "load_average_before": round(os.getloadavg()[0], 2), "paused": {"pattern": args.pause,
                                                                             "processes": len(paused)}}
-    for pid in paused:
-        os.kill(pid, signal.SIGSTOP)
+    stopped = []
+
+    def end(signum, frame):  # a TERM or HUP still resumes the paused processes (SIGKILL cannot: say so)
+        sys.exit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, end)
     try:
+        for pid in paused:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+            except (ProcessLookupError, PermissionError):
+                pass
+        record["paused"]["processes"] = len(stopped)
         start = time.time()
         run = subprocess.run(["bash", os.path.join(ROOT, "tests", "run.sh"), *TIERS[args.tier],
                               f"--durations={args.durations}"], cwd=ROOT,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         record["wall_seconds"] = round(time.time() - start, 1)
     finally:
-        for pid in paused:
+        for pid in stopped:
             try:
                 os.kill(pid, signal.SIGCONT)
             except ProcessLookupError:
                 pass
-    record.update(exit=run.returncode, counts=counts(run.stdout), slowest=slowest(run.stdout))
+    record.update(exit=run.returncode, counts=counts(run.stdout), slowest=slowest(run.stdout),
+                  failed_tests=re.findall(r"^(?:FAILED|ERROR) (\S+)", run.stdout, flags=re.M))
     sys.stdout.write(run.stdout[-2000:])
+    if run.returncode < 0 or not record["counts"]:
+        print(f"error: the suite ended without pytest's summary (exit {run.returncode}): no record written",
+              file=sys.stderr)
+        return 1
     records = json.load(open(args.json, encoding="utf-8")) if os.path.exists(args.json) else []
     records.append(record)
     with open(args.json + ".tmp", "w", encoding="utf-8") as f:
