@@ -34,6 +34,7 @@ The arguments follow fairseq's :class:`~fairseq.modules.MultiheadAttention`
 for decoder self-attention); layers without a mechanism keep fairseq's
 attention.
 """
+import functools
 from dataclasses import dataclass
 from typing import Dict, NamedTuple, Optional
 
@@ -50,6 +51,15 @@ from fairseq_syntax.modules.relative_positions import (
 )
 
 RELATIVE_KINDS = ("linear", "dependency")
+
+
+@functools.lru_cache(maxsize=8)
+def _shared_linear_buckets(build, tgt_len: int, src_len: int, max_distance: int, device) -> Tensor:
+    """``build(tgt_len, src_len, max_distance, device)`` (linear_buckets) once for the layers of a forward pass and
+    of a decoding step that share its shape, rather than once per layer: five operators a layer, launches a GPU
+    pays for (docs/benchmarks.md, "Operators per step"). Read-only: the callers only view and gather with it.
+    ``build`` is part of the key, so a patched linear_buckets is not answered from the cache."""
+    return build(tgt_len, src_len, max_distance, device)
 
 
 @dataclass(frozen=True)
@@ -111,7 +121,7 @@ class SyntaxSelfAttention(MultiheadAttention):
     def _buckets(kind: str, terms: RelativePositionTerms, tgt_len: int, src_len: int, device,
                  syntax: Optional[AttentionInputs]) -> Tensor:
         if kind == "linear":
-            return linear_buckets(tgt_len, src_len, terms.max_distance, device).unsqueeze(0)
+            return _shared_linear_buckets(linear_buckets, tgt_len, src_len, terms.max_distance, device).unsqueeze(0)
         buckets = syntax.dependency_buckets if syntax is not None else None
         if buckets is None:
             raise RuntimeError(
