@@ -257,9 +257,7 @@ def measure(task, built, train_b, test_b, repeats, device):
                "train_ratio": train_t[n] / train_t[ref], "decode_ratio": dec_t[n] / dec_t[ref],
                "mem_ratio": mem[n] / mem[ref] if mem[ref] else float("nan")}
         if ops[n] is not None:
-            row.update(train_ops=ops[n][0], train_nonview_ops=ops[n][1], decode_ops=ops[n][2],
-                       decode_nonview_ops=ops[n][3], train_nonview_ops_ratio=ops[n][1] / ops[ref][1],
-                       decode_nonview_ops_ratio=ops[n][3] / ops[ref][3])
+            row.update(_ops_fields(ops[n], ops[ref]))
         rows.append(row)
     return rows
 
@@ -289,15 +287,19 @@ def measure_ops(task, built, train_b, test_b, device):
     return out
 
 
+def _ops_fields(counts, reference):
+    """A row's operator fields: measure_ops' four counts of a model and their non-view ratios to a reference's."""
+    return {"train_ops": counts[0], "train_nonview_ops": counts[1], "decode_ops": counts[2],
+            "decode_nonview_ops": counts[3], "train_nonview_ops_ratio": counts[1] / reference[1],
+            "decode_nonview_ops_ratio": counts[3] / reference[3]}
+
+
 def ops_rows(names, ops):
     """Rows of measure_ops' counts, as ratios to the first model (the LSTM presets to lstm_luong when counted)."""
     rows = []
     for n in names:
         ref = "lstm_luong" if n in LSTM_MODELS and "lstm_luong" in names else names[0]
-        rows.append({"model": n, "reference": ref, "train_ops": ops[n][0], "train_nonview_ops": ops[n][1],
-                     "decode_ops": ops[n][2], "decode_nonview_ops": ops[n][3],
-                     "train_nonview_ops_ratio": ops[n][1] / ops[ref][1],
-                     "decode_nonview_ops_ratio": ops[n][3] / ops[ref][3]})
+        rows.append({"model": n, "reference": ref, **_ops_fields(ops[n], ops[ref])})
     return rows
 
 

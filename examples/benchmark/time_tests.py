@@ -56,16 +56,12 @@ def slowest_markdown(record: dict) -> str:
 
 
 def cpu() -> dict:
-    info = {"cores": os.cpu_count()}
-    try:
-        text = open("/proc/cpuinfo", encoding="utf-8").read()
-    except OSError:
-        return info
-    name = re.search(r"^model name\s*:\s*(.+)$", text, flags=re.M)
-    flags = re.search(r"^flags\s*:\s*(.+)$", text, flags=re.M)
-    info["model"] = name.group(1).strip() if name else None
-    info["avx512f"] = bool(flags and "avx512f" in flags.group(1).split())
-    return info
+    """The CPU as examples/recipes/results_table.py's machine() reads it, in this file's record keys."""
+    sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+    from results_table import machine
+
+    m = machine()
+    return {"cores": m["cores"], "model": m["cpu"], "avx512f": m["avx512"]}
 
 
 def ancestors() -> set:

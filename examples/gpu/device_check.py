@@ -71,10 +71,8 @@ TINY_TRANSFORMER = ["--encoder-layers", "2", "--decoder-layers", "2", "--encoder
                     "--encoder-attention-heads", "4", "--decoder-attention-heads", "4"]
 #: the half-precision phase on a GPU trains each paper's model with the CPU table's settings for the Tanaka recipe
 #: (fairseq_syntax/recipes/cpu_table.py: 3+3 layers, d 128, the mechanism's options for that depth), then this
-#: phase's own schedule: name -> the table's entry
+#: phase's own schedule (PAPER_MODELS' names are the table's)
 HALF_TABLE = ("tanaka-ja-en", "cpu")
-HALF_ENTRIES = {"transformer": "transformer", "dbsa": "dbsa", "dep_rel": "dep_rel", "pascal": "pascal", "sh": "sh",
-                "syncattn": "syncattn", "cky_lstm": "cky_lstm"}
 #: the models of the speed phase: name -> (architecture, options); the first is the reference
 SPEED_MODELS = {
     "transformer": ("transformer", LS),
@@ -279,7 +277,7 @@ def _half_options(name, tiny):
     if not tiny:
         from fairseq_syntax.recipes.datasets import settings
 
-        return list(settings(*HALF_TABLE)[HALF_ENTRIES[name]].train)
+        return list(settings(*HALF_TABLE)[name].train)
     arch, opts = PAPER_MODELS[name]
     arch, size = _tiny(arch)
     share = [] if name in LSTMS else ["--share-all-embeddings"]
