@@ -63,3 +63,36 @@ def pytest_collection_modifyitems(config, items):
         return next((i for i, key in enumerate(SLOW_FIRST) if key in item.nodeid), len(SLOW_FIRST))
 
     items.sort(key=rank)  # stable: the order within each group is kept
+
+
+def _repo_state():
+    """The checkout's top-level entries and git's view of it (changed and untracked, not ignored, files)."""
+    import subprocess
+
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
+                            capture_output=True, text=True).stdout if os.path.isdir(os.path.join(ROOT, ".git")) else ""
+    return set(os.listdir(ROOT)), set(status.splitlines())
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):  # the controller, or a run without xdist
+        session.config._repo_state_before = _repo_state()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Tests write under tmp_path only: a run that leaves something new in the checkout (fairseq-train's default
+    ./checkpoints, a stray output file) fails, naming it."""
+    before = getattr(session.config, "_repo_state_before", None)
+    if before is None:
+        return
+    entries, status = _repo_state()
+    new = sorted(entries - before[0]) + sorted(status - before[1])
+    if new:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = "the test run left these in the checkout (tests must write under tmp_path): " + ", ".join(new)
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(message, red=True)
+        else:
+            print(message, file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -55,7 +55,8 @@ def test_training_logs_as_fairseq_train_does(program, tmp_path):
     missing = str(tmp_path / "no-data-bin")
     p = subprocess.run([os.path.join(BIN, program), missing, "--user-dir", os.path.join(ROOT, "fairseq_syntax"),
                         "--task", "syntax_translation", "--arch", "transformer_dep_rel", "--cpu", "--max-tokens", "64"],
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"),
+                       cwd=tmp_path)  # fairseq-train makes its default ./checkpoints before it reads the data
     error = f"error: {missing}: No such file or directory (FAIRSEQ_SYNTAX_DEBUG=1 shows where it came from)"
     assert p.returncode == 1 and p.stderr.strip().splitlines() == [error], p.stderr[-2000:]
     assert " | INFO | fairseq_cli.train | {" in p.stdout and "DEBUG" not in p.stdout, p.stdout[:2000]
