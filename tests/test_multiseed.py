@@ -26,6 +26,37 @@ def test_the_multiseed_json_is_the_committed_runs_and_the_docs_show_it(dataset):
             own = json.load(open(os.path.join(ROOT, "examples", dataset, "results", cpu, f"{name}.json")))
             assert bleu == pytest.approx(own["sets"]["test"]["bleu"], abs=1e-9), (name, cpu)
             assert ribes == pytest.approx(own["sets"]["test"]["ribes"], abs=1e-9), (name, cpu)
+    means = {row["model"]: row["metrics"] for row in result["rows"]}
+    for row in result["rows"]:
+        for metric in multiseed_table.METRICS:
+            m = row["metrics"][metric]
+            assert len(m["replicates"]) == len(row["runs"]), (row["model"], metric)
+            if row["baseline"] is not None:
+                assert len(row["baseline_runs"]) == len(multiseed_table.runs(dataset, row["baseline"]))
+                assert m["baseline_mean"] == pytest.approx(means[row["baseline"]][metric]["mean"], abs=1e-9)
+                assert m["difference"] == pytest.approx(m["mean"] - m["baseline_mean"], abs=1e-9)
     docs = open(os.path.join(ROOT, "docs", "recipes.md"), encoding="utf-8").read()
     marker = multiseed_table.MARKER.format(dataset=dataset)
     assert marker + "\n" + multiseed_table.markdown(result) + "\n" in docs
+
+
+@pytest.mark.slow  # one row's bootstrap on 500 sentences: a few seconds
+def test_a_row_of_the_committed_json_is_what_the_bootstrap_gives_today():
+    """Recomputed from the committed translations and the corpus's references, a compared row of the committed
+    JSON is unchanged, p-values included: a JSON left behind by a change to the test fails here."""
+    from conftest import require_shared
+
+    corpus = require_shared("data", "small_parallel_enja")
+    dataset = "tanaka-ja-en"
+    result = json.load(open(os.path.join(ROOT, "examples", dataset, "results", "multiseed.json"), encoding="utf-8"))
+    row = next(r for r in result["rows"] if r["model"] == "dep_rel" and r["baseline"] == "rel")
+    from fairseq_syntax.evaluation.replicates import compare
+
+    got = compare([h for *_, h in multiseed_table.runs(dataset, "dep_rel")],
+                  [h for *_, h in multiseed_table.runs(dataset, "rel")],
+                  multiseed_table.references(dataset, corpus), result["tokenize"], ("bleu", "ribes"),
+                  result["resamples"])
+    for metric in ("bleu", "ribes"):
+        assert got[metric]["p_value"] == row["metrics"][metric]["p_value"], metric
+        assert got[metric]["p_sacrebleu"] == row["metrics"][metric]["p_sacrebleu"], metric
+        assert got[metric]["difference"] == pytest.approx(row["metrics"][metric]["difference"], abs=1e-9)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """The Tanaka tables over seeds: per model and metric (BLEU, chrF, RIBES) the mean and standard deviation over
-its runs, the difference of means to its baseline and a p-value from the paired bootstrap over test sentences
-that averages over the runs (fairseq_syntax/evaluation/replicates.py; Clark et al. 2011), from the committed
-translations alone.
+its runs (sample sd), the difference of means to its baseline and the two-sided p-value of a paired bootstrap
+over test sentences that averages over the runs (fairseq_syntax/evaluation/replicates.py; Clark et al. 2011),
+from the committed translations alone. The JSON keeps sacreBLEU's paired-bootstrap p of the same resamples
+beside it (p_sacrebleu), which is smaller.
 
 A model's runs are every JSON of it (``MODEL.json`` is seed 1, ``MODEL_seedN.json`` seed N) in the dataset's
 results folders, one folder per CPU: the same seed trained on two CPUs counts twice, the CPU being part of
@@ -78,10 +79,13 @@ def table(dataset, corpus, n_samples=1000):
             row["metrics"] = {k: {"mean": v["system"]["mean"], "sd": v["system"]["sd"],
                                   "replicates": v["system"]["replicates"], "baseline_mean": v["baseline"]["mean"],
                                   "baseline_sd": v["baseline"]["sd"], "difference": v["difference"],
-                                  "p_value": v["p_value"]} for k, v in res.items()}
+                                  "p_value": v["p_value"], "p_sacrebleu": v["p_sacrebleu"]}
+                              for k, v in res.items()}
         rows.append(row)
     return {"dataset": dataset, "tokenize": tokenize, "resamples": n_samples,
-            "test": "paired bootstrap over test sentences averaging over runs (Clark et al. 2011)", "rows": rows}
+            "test": "paired bootstrap over test sentences averaging over runs (Clark et al. 2011); p_value: two-sided, "
+                    "the resampled differences shifted to mean zero against the observed one; p_sacrebleu: "
+                    "sacreBLEU's --paired-bs statistic on the same resamples", "rows": rows}
 
 
 def markdown(result):

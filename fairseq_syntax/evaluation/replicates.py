@@ -2,17 +2,27 @@
 bootstrap test over test sentences that averages over the replicates.
 
 Clark, Dyer, Lavie & Smith (2011), "Better Hypothesis Testing for Statistical Machine Translation: Controlling
-for Optimizer Instability" (MultEval): report each metric as the mean over the replicates with their standard
-deviation, and test the difference of means with a bootstrap over test sentences in which every resample
-scores every replicate's output on the same sentences and averages over the replicates, so that the test sees
-the test-set variance and the optimizer's (seed) variance together.
+for Optimizer Instability" (MultEval): report each metric as the mean over the replicates with their sample
+standard deviation (n - 1), and resample the test sentences so that every resample scores every replicate's
+output on the same sentences and averages over the replicates. The test sees the test set's sampling
+variance of the mean over replicates; the seeds' own spread enters only through the means it compares, so it
+is reported beside the test (the sd), not tested: with three runs a side no test of the seed variance has
+power. (MultEval's own p-value is an approximate randomisation test; its bootstrap gives the spread due to the
+test set. Here the bootstrap gives the p-value.)
 
-For a resample I of the N test sentences (drawn with replacement, the same for every system), a system with
-replicates X_1..X_R scores m_X(I) = mean_r metric(X_r[I]); likewise m_Y(I) for the baseline. The observed
-statistic is |mean_r metric(X_r) - mean_s metric(Y_s)|; the p-value is sacreBLEU's paired bootstrap's (Koehn
-2004 as Moses and sacreBLEU compute it): the share of the resamples whose |m_X(I) - m_Y(I)|, centred on its
-mean over the resamples, exceeds the observed statistic ((c + 1) / (n + 1)). With one replicate on each side
-this is exactly sacreBLEU's paired bootstrap test (the same resamples for the same seed).
+For a resample I of the N test sentences (drawn with replacement, the same for every system and every
+replicate), a system with replicates X_1..X_R scores m_X(I) = mean_r metric(X_r[I]); likewise m_Y(I) for the
+baseline, whose number of replicates may differ. The observed difference is
+d = mean_r metric(X_r) - mean_s metric(Y_s). The p-value is the two-sided bootstrap test of no difference
+(Efron & Tibshirani 1993, 16.4): the resampled differences d(I) = m_X(I) - m_Y(I), shifted to mean zero (the
+null hypothesis), as far from zero as the observed difference or further: p = (c + 1) / (n + 1), c the number
+of resamples with |d(I) - mean d| >= |d|.
+
+sacreBLEU's paired bootstrap (``--paired-bs``, the single-seed tables' test) computes another statistic: it
+takes |d(I)| first and centres that on its mean, then counts |d(I)| - mean|d| > |d|. When the resampled
+differences straddle zero, the absolute value folds them and narrows their spread, and its p falls below
+even a one-sided test's (docs/recipes.md shows both for the Tanaka rows). ``sacrebleu_p_value`` keeps that figure beside ours (with one replicate a side it is exactly
+sacreBLEU's, the same resamples for the same seed).
 
 BLEU and chrF are computed from summed sufficient statistics of the resampled sentences (sacreBLEU's own
 per-sentence statistics), RIBES as the mean of its sentence scores.
@@ -34,10 +44,19 @@ def resamples(n_sentences: int, n_samples: int = 1000, seed: Optional[int] = DEF
 
 
 def p_value(system: np.ndarray, baseline: np.ndarray, observed: float) -> float:
+    """The two-sided bootstrap p-value of no difference: the share of the resampled differences, shifted to mean
+    zero, at least as far from zero as the observed difference ((c + 1) / (n + 1); the module docstring)."""
+    diffs = np.asarray(system, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
+    c = int(np.sum(np.abs(diffs - diffs.mean()) >= abs(observed)))
+    return (c + 1) / (len(diffs) + 1)
+
+
+def sacrebleu_p_value(system: np.ndarray, baseline: np.ndarray, observed: float) -> float:
     """sacreBLEU's p-value of the paired bootstrap: per resample the absolute difference, centred on its mean,
-    compared with the observed difference (``_compute_p_value``: (c + 1) / (n + 1))."""
-    diffs = np.abs(system - baseline)
-    c = int(np.sum(diffs - diffs.mean() > observed))
+    compared with the observed difference (``_compute_p_value``: (c + 1) / (n + 1)); smaller than
+    ``p_value``'s when the differences straddle zero (the module docstring)."""
+    diffs = np.abs(np.asarray(system, dtype=np.float64) - np.asarray(baseline, dtype=np.float64))
+    c = int(np.sum(diffs - diffs.mean() > abs(observed)))
     return (c + 1) / (len(diffs) + 1)
 
 
@@ -59,7 +78,8 @@ def resampled_corpus_scores(stats: Sequence[np.ndarray], metric, idxs: np.ndarra
 
 
 def _summary(scores: List[float]) -> dict:
-    return {"mean": statistics.fmean(scores), "sd": statistics.stdev(scores) if len(scores) > 1 else 0.0,
+    # the sample standard deviation; one run has none (None, not a spread of 0)
+    return {"mean": statistics.fmean(scores), "sd": statistics.stdev(scores) if len(scores) > 1 else None,
             "replicates": scores}
 
 
@@ -85,8 +105,8 @@ def compare(systems: Sequence[Sequence[str]], baselines: Sequence[Sequence[str]]
             tokenize: Optional[str] = None, metrics: Sequence[str] = ("bleu", "chrf", "ribes"),
             n_samples: int = 1000, seed: Optional[int] = DEFAULT_SEED) -> Dict[str, dict]:
     """Per metric: the system's and the baseline's mean and standard deviation over their replicates (each a
-    list of hypothesis lines, one per reference line), the difference of means and its multi-replicate
-    bootstrap p-value (see the module docstring)."""
+    list of hypothesis lines, one per reference line), the difference of means, its two-sided multi-replicate
+    bootstrap p-value and sacreBLEU's p-value of the same resamples (see the module docstring)."""
     from sacrebleu.metrics import CHRF
 
     from fairseq_syntax.evaluation.scores import _bleu, sentence_ribes
@@ -112,7 +132,8 @@ def compare(systems: Sequence[Sequence[str]], baselines: Sequence[Sequence[str]]
             m_sys = resampled_corpus_scores(sys_st, metric, idxs)
             m_base = resampled_corpus_scores(base_st, metric, idxs)
         system, baseline = _summary(sys_scores), _summary(base_scores)
-        observed = abs(system["mean"] - baseline["mean"])
-        out[name] = {"system": system, "baseline": baseline, "difference": system["mean"] - baseline["mean"],
-                     "p_value": p_value(m_sys, m_base, observed), "resamples": n_samples}
+        observed = system["mean"] - baseline["mean"]
+        out[name] = {"system": system, "baseline": baseline, "difference": observed,
+                     "p_value": p_value(m_sys, m_base, observed),
+                     "p_sacrebleu": sacrebleu_p_value(m_sys, m_base, observed), "resamples": n_samples}
     return out
