@@ -4,8 +4,11 @@ hand a run codes learned with other settings; one prepare at a time per folder, 
 
 The runs are forked from this process (the plugin imported once: a tiny prepare takes about 0.3 s), and a run
 is killed with SIGKILL by the hook at its N-th durable write."""
+import json
 import os
 import signal
+import socket
+import subprocess
 import sys
 
 import pytest
@@ -141,3 +144,41 @@ def test_one_prepare_at_a_time_and_a_stale_lock_is_taken_over(tiny, tmp_path):
     assert again.returncode == 0, again.stderr[-2000:]
     assert f"taking over the lock of prepare pid {holder}" in again.stderr
     assert _differences(d / "clean_a", dest) == []
+
+
+def test_two_runs_finding_a_dead_runs_lock_never_both_take_it(tmp_path):
+    """A lock left by a killed run, found by several runs at the same moment (two recipes sharing a data-bin):
+    exactly one takes it over, the others are refused, every time (taking over by removing the file and
+    creating another let two runs hold it: the second removed the first's new lock)."""
+    import threading
+
+    from fairseq_syntax.errors import SyntaxDataError
+    from fairseq_syntax.preparation import folder_lock
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    for attempt in range(20):
+        folder = tmp_path / f"bin{attempt}"
+        folder.mkdir()
+        (folder / folder_lock.LOCK_FILE).write_text(json.dumps(
+            {"pid": dead.pid, "host": socket.gethostname(), "process_start": "1", "started": "earlier"}))
+        barrier, got, refused = threading.Barrier(6), [], []
+
+        def take():
+            barrier.wait()
+            try:
+                got.append(folder_lock.acquire(str(folder), "test"))
+            except SyntaxDataError as e:
+                refused.append(str(e))
+
+        threads = [threading.Thread(target=take) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(got) == 1 and len(refused) == 5, (attempt, got, refused)
+        assert all("in use by another prepare" in r for r in refused)
+        folder_lock.release(got[0])
+        assert not (folder / folder_lock.LOCK_FILE).exists()
+        again = folder_lock.acquire(str(folder), "test")  # released: free for the next run
+        folder_lock.release(again)

@@ -1,15 +1,19 @@
 """One preparation at a time per folder: a lock file in ``--destdir`` and in ``--workdir``.
 
 Two prepares writing into one folder interleave their temporary files, their caches and their data-bin.
-:func:`holding` takes ``FOLDER/.prepare.lock`` for each folder (created exclusively; it holds the holder's
-pid, host, the start time of its process and its command line) and removes it when the run ends, however it
-ends short of a kill. A second run finds the lock and stops with one line naming the folder, the holder's pid
-and host. A lock whose process is gone (killed: ``kill -9`` leaves it behind) is taken over with a line saying
-so; on another host a lock cannot be checked, and the line says which file to remove once that run is gone.
+:func:`holding` takes ``FOLDER/.prepare.lock`` for each folder and removes it when the run ends, however it
+ends short of a kill. The lock is the kernel's (``flock`` on the open file, held for the run; the kernel drops
+it when the process dies, so two runs can never both hold it, even when both find a dead run's lock at the
+same moment); the file holds the holder's pid, host, the start time of its process and its command line, for
+the messages. A second run finds the lock held and stops with one line naming the folder, the holder's pid and
+host. A lock file whose process is gone (killed: ``kill -9`` leaves it behind) is taken over with a line saying
+so; a lock file written on another host cannot be checked (flock may not reach across hosts), and the line
+says which file to remove once that run is gone.
 
 Sharded runs (``--shard I/N``) of one job share their work folder by design and take no lock.
 """
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -60,42 +64,71 @@ def _read(path: str) -> Optional[dict]:
     return {}
 
 
+#: lock file path -> (the open file holding the flock, the pid that took it)
+_HELD = {}
+
+
+def _refuse(folder: str, path: str, holder: dict, same_host: bool):
+    where = f"pid {holder.get('pid')}" + ("" if same_host else f" on host {holder.get('host')}")
+    gone = "" if same_host else f", or remove {path} once that run is gone"
+    raise SyntaxDataError(folder, f"in use by another prepare ({where}, started {holder.get('started')}): "
+                          f"wait for it to finish{gone}")
+
+
 def acquire(folder: str, command: str) -> str:
     """Take ``folder``'s lock (the folder must exist); returns the lock file's path."""
     path = os.path.join(folder, LOCK_FILE)
     me = {"pid": os.getpid(), "host": socket.gethostname(), "process_start": _process_start(os.getpid()),
           "started": time.strftime("%Y-%m-%d %H:%M:%S"), "command": command}
     while True:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
         try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            holder = _read(path)
-            if holder is None:
-                continue  # released meanwhile
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            holder = _read(path) or {}
+            _refuse(folder, path, holder, holder.get("host", socket.gethostname()) == me["host"])
+        try:
+            current = os.stat(path)
+        except FileNotFoundError:
+            current = None
+        if current is None or not os.path.samestat(os.fstat(fd), current):
+            os.close(fd)  # its holder released it (and removed the file) between our open and our lock
+            continue
+        left = os.pread(fd, 1 << 16, 0)  # what a run that held it wrote (empty for a new file)
+        try:
+            holder = json.loads(left.decode("utf-8")) if left.strip() else None
+        except ValueError:
+            holder = {"pid": "unknown (a lock file cut short)"}
+        if holder is not None and not isinstance(holder, dict):
+            holder = {"pid": "unknown"}
+        if holder:  # a run that ended without releasing (killed), or one on another host
             same_host = holder.get("host") == me["host"]
-            if same_host and not _alive(holder):
-                logger.warning("%s: taking over the lock of prepare pid %s (started %s), which is no longer running",
-                               folder, holder.get("pid"), holder.get("started"))
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(path)
-                continue
-            where = f"pid {holder.get('pid')}" + ("" if same_host else f" on host {holder.get('host')}")
-            gone = "" if same_host else f", or remove {path} once that run is gone"
-            raise SyntaxDataError(folder, f"in use by another prepare ({where}, started {holder.get('started')}): "
-                                  f"wait for it to finish{gone}")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(me, f)
-            f.flush()
-            os.fsync(f.fileno())
+            if not same_host or (holder.get("pid") != me["pid"] and _alive(holder)):
+                os.close(fd)
+                _refuse(folder, path, holder, same_host)
+            logger.warning("%s: taking over the lock of prepare pid %s (started %s), which is no longer running",
+                           folder, holder.get("pid"), holder.get("started"))
+        data = json.dumps(me).encode("utf-8")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, data, 0)
+        os.fsync(fd)
+        _HELD[path] = (fd, os.getpid())
         return path
 
 
 def release(path: str) -> None:
-    """Remove a lock this process holds (a lock taken over by another run is left to it)."""
-    holder = _read(path)
-    if holder and holder.get("pid") == os.getpid():
+    """Remove a lock this process holds, then drop the kernel's lock (a waiter that opened the removed file
+    finds another file at the path and tries again)."""
+    fd, pid = _HELD.get(path, (None, None))
+    if fd is None or pid != os.getpid():  # not ours (a forked child inherits the table, not the lock's duty)
+        return
+    del _HELD[path]
+    try:
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
