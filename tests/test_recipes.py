@@ -358,3 +358,39 @@ def test_a_sample_run_switches_to_the_heads_own_tree_after_its_first_update(tmp_
     assert after[-1] == "1" and updates[-1] == "2", command
     p = recipe("tanaka-ja-en", "train", "dep_rel", SAMPLE=1, DRY_RUN=1, WORK=str(tmp_path))
     assert "--self-parse-train-after" not in p.stderr
+
+
+@pytest.mark.slow  # three prepares of a sample: 20 s
+def test_a_data_bin_made_from_other_raw_data_is_made_again(tmp_path):
+    """SAMPLE=1 prepare, then the real data into the same WORK (LOCAL_DATA here): the raw data and the data-bin
+    are made again, not reused because their markers exist (before: the sample's data-bin was trained on and
+    scored as the real one, exit 0); the same run again reuses them."""
+    work = str(tmp_path / "work")
+    DATASET = "wmt17-en-de"  # a PASCAL corpus without a language filter (the sample's words are synthetic)
+    recipe(DATASET, "prepare", "transformer", SAMPLE=1, WORK=work)
+    bin_file = os.path.join(work, "main", "data-bin", "train.en-de.de.bin")
+    sample_bin = open(bin_file, "rb").read()
+    local = tmp_path / "local"
+    local.mkdir()
+    for name in os.listdir(os.path.join(work, "raw")):
+        if not name.startswith("."):
+            text = open(os.path.join(work, "raw", name), encoding="utf-8").read()
+            if name == "train.de":  # other data: the German of the training pairs in reverse word order
+                text = "".join(" ".join(line.split()[::-1]) + "\n" for line in text.splitlines())
+            (local / name).write_text(text, encoding="utf-8")
+    p = recipe(DATASET, "prepare", "transformer", LOCAL_DATA=str(local), WORK=work)
+    assert re.search(r"came from sample, .*this run asks for local data .*: fetching again", p.stderr)
+    assert "main/data-bin was made from other text or options: made again" in p.stderr
+    assert open(bin_file, "rb").read() != sample_bin
+    again = recipe(DATASET, "prepare", "transformer", LOCAL_DATA=str(local), WORK=work)
+    assert "(delete it to fetch again)" in again.stderr and "data-bin is complete" in again.stderr
+
+
+def test_a_failed_multitask_step_stops_prepare(tmp_path):
+    """stage_variant runs in $(...), where bash drops set -e: a failing multi-task step must still stop the
+    prepare, not hand prepare.py the folder it failed to write."""
+    script = (f'{sourced("wat-en-ja")} set -e; WORK="{tmp_path}"; splits=(train); declare -A MULTITASK=([ch]=1); '
+              'fairseq-syntax-multitask() { return 3; }; '
+              'dir=$(stage_variant ch) || { echo "stopped"; exit 0; }; echo "went on with $dir"')
+    p = run(["bash", "-c", script], check=False)
+    assert p.stdout.strip().splitlines()[-1] == "stopped", p.stdout + p.stderr

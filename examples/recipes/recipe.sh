@@ -126,14 +126,28 @@ join_test_sets() {  # TEST_SETS: RAW/test.* = the sets' files one after the othe
   for set in $TEST_SETS; do echo "$set $(wc -l < "$RAW/$set.$TGT")"; done > "$RAW/test.sets"
 }
 
+raw_source() {  # where this run takes its raw data from: RAW/.complete records it
+  if [ "$SAMPLE" = 1 ]; then echo "sample"
+  elif [ -n "${LOCAL_DATA:-}" ]; then echo "local data $(cd "$LOCAL_DATA" && pwd)"
+  else echo "download"; fi
+  echo "test sets: ${TEST_SETS:-test}"
+}
+
 fetch() {
-  if [ -f "$RAW/.complete" ]; then log "raw data: $RAW (delete it to fetch again)"; return; fi
+  local want had
+  want=$(raw_source)
+  if [ -f "$RAW/.complete" ]; then
+    had=$(cat "$RAW/.complete")
+    if [ "$had" = "$want" ]; then log "raw data: $RAW (delete it to fetch again)"; return; fi
+    had=${had//$'\n'/, }
+    log "raw data: $RAW came from ${had:-a source it does not record}, this run asks for ${want//$'\n'/, }: fetching again"
+  fi
   rm -rf "$RAW"; mkdir -p "$RAW"
   if [ "$SAMPLE" = 1 ]; then fetch_sample
   elif [ -n "${LOCAL_DATA:-}" ]; then fetch_local
   else download; fi
   join_test_sets
-  touch "$RAW/.complete"
+  printf '%s\n' "$want" > "$RAW/.complete"
 }
 
 parser_args() {  # $1 = language, $2 = source | target: prepare's options naming the language's parser
@@ -177,25 +191,46 @@ make_text() {  # WORK/text: every split of both languages tokenised, and parsed 
     | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }
 }
 
-stage_variant() {  # $1 = variant: WORK/$1/text, the inputs of prepare.py (or of the multi-task corpus)
+variant_key() {  # $1 = variant: what its data-bin is made from (the text's stamps, how it is prepared), hashed;
+  # WORK/VARIANT/data-bin/.prepared holds it, and a data-bin made from other text or options is made again
+  local v=$1 split lang f
+  {
+    printf '%s\n' "prepare: ${PREPARE[$v]}" "syntax: ${SYNTAX[$v]}" "multitask: ${MULTITASK[$v]:-0}" \
+      "lang filter: $([ "$SAMPLE" = 1 ] || echo "${LANG_FILTER[$v]:-}")"
+    [ ! -f "$WORK/text/text.json" ] || cat "$WORK/text/text.json"
+    for split in "${splits[@]}"; do
+      for lang in "$SRC" "$TGT"; do
+        for f in "$WORK/text/$split.$lang.conllu" "$WORK/text/$split.$lang"; do
+          [ -f "$f" ] || continue
+          echo "$split.$lang"; if [ -f "$f.done" ]; then cat "$f.done"; else sha256sum < "$f"; fi
+          break
+        done
+      done
+    done
+  } | sha256sum | cut -d' ' -f1
+}
+
+stage_variant() {  # $1 = variant: WORK/$1/text, the inputs of prepare.py (or of the multi-task corpus); run
+  # in $(...), where bash drops set -e: every step returns on failure itself
   local v=$1 split lang dir="$WORK/$1/text"
-  rm -rf "$dir"; mkdir -p "$dir"
+  rm -rf "$dir" && mkdir -p "$dir" || return 1
   for split in "${splits[@]}"; do
     for lang in "$SRC" "$TGT"; do  # one input per side: its parse when it has one, else its tokenised text
-      if [ -f "$WORK/text/$split.$lang.conllu" ]; then ln -s "$WORK/text/$split.$lang.conllu" "$dir/"
-      else ln -s "$WORK/text/$split.$lang" "$dir/"; fi
+      if [ -f "$WORK/text/$split.$lang.conllu" ]; then ln -s "$WORK/text/$split.$lang.conllu" "$dir/" || return 1
+      else ln -s "$WORK/text/$split.$lang" "$dir/" || return 1; fi
     done
   done
   if [ "${MULTITASK[$v]:-0}" = 1 ]; then
+    rm -rf "$WORK/$v/multitask"  # no split of an earlier run left for prepare.py if this one fails
     fairseq-syntax-multitask -s "$SRC" -t "$TGT" --trainpref "$dir/train" --validpref "$dir/valid" \
-      --testpref "$dir/test" -o "$WORK/$v/multitask" --no-progress >&2
+      --testpref "$dir/test" -o "$WORK/$v/multitask" --no-progress >&2 || return 1
     dir="$WORK/$v/multitask"
   fi
   echo "$dir"
 }
 
 recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (default: every one)
-  local v m k split lang dir syntax args selected=""
+  local v m k split lang dir syntax args key selected=""
   if [ -n "${DATA_FROM:-}" ]; then  # the other direction's preparation builds the shared data-bin
     for m in "$@"; do model_of "$m"; done
     log "data shared with $DATA_FROM: $DATA_WORK"
@@ -209,11 +244,16 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
   make_text  # before VARIANTS narrows to the selected models' variants: the tokens of all of them
   [ -z "$selected" ] || VARIANTS=$selected
   for v in $VARIANTS; do
+    key=$(variant_key "$v")
     if [ -f "$WORK/$v/data-bin/.prepared" ]; then  # written below once prepare.py finished
-      log "variant $v: $WORK/$v/data-bin is complete (remove it to rebuild)"; continue
+      if [ "$(cat "$WORK/$v/data-bin/.prepared")" = "$key" ]; then
+        log "variant $v: $WORK/$v/data-bin is complete (remove it to rebuild)"; continue
+      fi
+      log "variant $v: $WORK/$v/data-bin was made from other text or options: made again"
+      rm -f "$WORK/$v/data-bin/.prepared"
     fi
     log "variant $v: ${PREPARE[$v]} (syntax: ${SYNTAX[$v]})"
-    dir=$(stage_variant "$v")
+    dir=$(stage_variant "$v") || die "variant $v: its inputs could not be staged"
     syntax=${SYNTAX[$v]}; [ "${MULTITASK[$v]:-0}" = 1 ] && syntax=none
     words args "${PREPARE[$v]}"
     if [ -n "${LANG_FILTER[$v]:-}" ]; then
@@ -223,7 +263,7 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
     python "$ROOT/preprocess/prepare.py" -s "$SRC" -t "$TGT" --trainpref "$dir/train" --validpref "$dir/valid" \
       --testpref "$dir/test" --destdir "$WORK/$v/data-bin" --workdir "$WORK/$v/work" --syntax "$syntax" \
       "${args[@]}" --text-record "$WORK/text/text.json" --overwrite --no-progress 2>&1 | { grep -v "tensorboardX\|INFO:fairseq_cli\| | INFO | fairseq_cli" >&2 || true; }
-    touch "$WORK/$v/data-bin/.prepared"  # a killed run leaves none: prepare.py runs again, reusing its finished chunks
+    echo "$key" > "$WORK/$v/data-bin/.prepared"  # a killed run leaves none: prepare.py runs again, reusing its finished chunks
   done
   log "data-bins: $(for v in $VARIANTS; do printf '%s ' "$WORK/$v/data-bin"; done)"
 }
