@@ -394,3 +394,33 @@ def test_a_failed_multitask_step_stops_prepare(tmp_path):
               'dir=$(stage_variant ch) || { echo "stopped"; exit 0; }; echo "went on with $dir"')
     p = run(["bash", "-c", script], check=False)
     assert p.stdout.strip().splitlines()[-1] == "stopped", p.stdout + p.stderr
+
+
+def test_a_seed_baseline_stands_in_only_for_its_own_cpu(tmp_path):
+    """tanaka_seeds.sh's restore: a baseline's committed run stands for its evaluation (a finished queue item)
+    only on the CPU that trained it; elsewhere another CPU's translations left in WORK are removed and the
+    queue trains the baseline, so that no row is tested against a baseline of another CPU."""
+    text = open(os.path.join(ROOT, "examples", "recipes", "tanaka_seeds.sh"), encoding="utf-8").read()
+    restore = re.search(r"^restore\(\) \{.*?^\}\n", text, flags=re.S | re.M).group(0)
+    repo, work = tmp_path / "repo", tmp_path / "work"
+    for cpu, folder, model in (("Intel(R) Xeon(R) Processor", "intel-xeon", "lstm_seed2"),
+                               ("AMD EPYC 7B13", "amd-epyc", "transformer_seed2")):
+        results = repo / "examples" / "tanaka-ja-en" / "results" / folder
+        (results / "translations").mkdir(parents=True)
+        (results / f"{model}.json").write_text(json.dumps({"machine": {"cpu": cpu}}))
+        (results / "translations" / f"{model}.txt").write_text(f"{folder}\n")
+    stale = work / "tanaka-ja-en" / "eval" / "lstm_seed2"
+    stale.mkdir(parents=True)
+    (stale / "hyp.txt").write_text("intel-xeon\n")  # restored by the earlier script on this AMD machine
+
+    def run_restore(model, cpu):
+        script = f'root="{repo}"; WORK_ROOT="{work}"; this_cpu() {{ echo "{cpu}"; }}\n{restore}restore tanaka-ja-en {model}'
+        return run(["bash", "-c", script]).stdout
+
+    out = run_restore("lstm_seed2", "AMD EPYC 7B13")
+    assert "no committed run from this CPU" in out and not (stale / "hyp.txt").exists()
+    out = run_restore("transformer_seed2", "AMD EPYC 7B13")
+    done = work / "tanaka-ja-en" / "eval" / "transformer_seed2"
+    assert (done / "hyp.txt").read_text() == "amd-epyc\n" and (done / ".done").exists(), out
+    out = run_restore("lstm_seed2", "Intel(R) Xeon(R) Processor")
+    assert (stale / "hyp.txt").read_text() == "intel-xeon\n" and (stale / ".done").exists(), out

@@ -2,31 +2,45 @@
 # The Tanaka multi-seed runs (seeds 2 and 3 of the rows that matter; seed 1 is each model's committed row), as
 # two queues, one per core (examples/recipes/queue.sh: resumable, a finished model is skipped):
 #
-#   bash examples/recipes/tanaka_seeds.sh A    # Ja->En transformer family: 15 models
-#   bash examples/recipes/tanaka_seeds.sh B    # En->Ja (9 models), then the Ja->En LSTM pair (3)
+#   bash examples/recipes/tanaka_seeds.sh A    # Ja->En transformer family: 16 models
+#   bash examples/recipes/tanaka_seeds.sh B    # En->Ja (10 models), then the Ja->En LSTM pair (4)
 #   bash examples/recipes/tanaka_seeds.sh list # both lists
 #
 # WORK_ROOT (default <repo>/work) holds tanaka-ja-en/ and tanaka-en-ja/ (prepare.sh tanaka-ja-en first). Each
-# queue puts a model's baseline of the same seed before it (the per-seed bootstrap test of evaluate.sh); a seed-2
-# baseline that was trained before (transformer_seed2, lstm_luong_lr001_seed2) gets its committed translations
-# as its evaluation when WORK has none, so its seed-2 models are tested against it too.
+# queue puts a model's baseline of the same seed before it (the per-seed bootstrap test of evaluate.sh). A seed-2
+# baseline trained before (transformer_seed2, lstm_luong_lr001_seed2) is not trained again on the CPU that
+# trained it: its committed translations from this CPU stand for its evaluation. On another CPU it trains
+# first, so that every row is tested against a baseline of its own CPU.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 WORK_ROOT="${WORK_ROOT:-$root/work}"
-A="rel_seed2 dep_rel_seed2 pascal_seed2 sh_seed2 dbsa_enc_seed2 dbsa_sync_seed2 syncattn_seed2
+A="transformer_seed2 rel_seed2 dep_rel_seed2 pascal_seed2 sh_seed2 dbsa_enc_seed2 dbsa_sync_seed2 syncattn_seed2
    transformer_seed3 rel_seed3 dep_rel_seed3 pascal_seed3 sh_seed3 dbsa_enc_seed3 dbsa_sync_seed3 syncattn_seed3"
-B_EN_JA="rel_seed2 dep_rel_seed2 pascal_wat_seed2 sh_seed2
+B_EN_JA="transformer_seed2 rel_seed2 dep_rel_seed2 pascal_wat_seed2 sh_seed2
          transformer_seed3 rel_seed3 dep_rel_seed3 pascal_wat_seed3 sh_seed3"
-B_JA_EN="cky_lstm_lr001_seed2 lstm_luong_lr001_seed3 cky_lstm_lr001_seed3"
+B_JA_EN="lstm_luong_lr001_seed2 cky_lstm_lr001_seed2 lstm_luong_lr001_seed3 cky_lstm_lr001_seed3"
 
-restore() {  # $1 = dataset, $2 = model: its committed translations as WORK's evaluation, unless WORK has one
-  local dataset=$1 model=$2 hyp
-  [ -f "$WORK_ROOT/$dataset/eval/$model/hyp.txt" ] && return
-  hyp=$(ls "$root/examples/$dataset/results"/*/translations/"$model.txt" 2>/dev/null | head -1)
-  [ -n "$hyp" ] || return 0
-  mkdir -p "$WORK_ROOT/$dataset/eval/$model"
-  cp "$hyp" "$WORK_ROOT/$dataset/eval/$model/hyp.txt"
-  echo "[seeds] $dataset $model: the committed translations ($hyp) stand for its evaluation"
+this_cpu() { sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2> /dev/null | head -1; }
+
+restore() {  # $1 = dataset, $2 = model: its committed run of this CPU as a finished item of the queue, if any
+  local dataset=$1 model=$2 eval="$WORK_ROOT/$1/eval/$2" json cpu
+  [ ! -f "$eval/.done" ] || return 0  # trained and evaluated here
+  cpu=$(this_cpu)
+  for json in "$root/examples/$dataset/results"/*/"$model.json"; do
+    [ -f "$json" ] || continue
+    if python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["machine"]["cpu"] != sys.argv[2])' \
+        "$json" "$cpu"; then
+      mkdir -p "$eval"
+      cp "$(dirname "$json")/translations/$model.txt" "$eval/hyp.txt"
+      touch "$eval/.done"
+      echo "[seeds] $dataset $model: the committed translations of this CPU ($json) stand for its evaluation"
+      return 0
+    fi
+  done
+  if [ -f "$eval/hyp.txt" ]; then  # another CPU's translations, restored by an earlier version of this script
+    rm "$eval/hyp.txt"
+    echo "[seeds] $dataset $model: no committed run from this CPU ($cpu): the queue trains it"
+  fi
 }
 
 case "${1:-}" in
@@ -36,5 +50,5 @@ case "${1:-}" in
      WORK="$WORK_ROOT/tanaka-en-ja" bash "$root/examples/recipes/queue.sh" tanaka-en-ja $B_EN_JA
      WORK="$WORK_ROOT/tanaka-ja-en" bash "$root/examples/recipes/queue.sh" tanaka-ja-en $B_JA_EN ;;
   list) echo "A (tanaka-ja-en):" $A; echo "B (tanaka-en-ja):" $B_EN_JA; echo "B (tanaka-ja-en):" $B_JA_EN ;;
-  *) sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 1 ;;
+  *) sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 1 ;;
 esac
