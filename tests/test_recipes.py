@@ -217,6 +217,14 @@ def test_a_paper_baseline_not_evaluated_yet_is_skipped_with_a_line(tmp_path):
     (work / "eval" / "rel" / "hyp.txt").write_text("a\n")
     (raw / "test.sets").unlink()
     assert against("").stdout.splitlines() == [f"scored {work}/eval/dep_rel/vs_rel against {work}/eval/rel"]
+    # evaluated again while rel has no translations: the earlier evaluation's vs_rel row goes (it scored the
+    # model's earlier translations), and so do the per-set rows of an earlier layout
+    (work / "eval" / "dep_rel" / "vs_rel" / "scores.json").write_text("{}")
+    (work / "eval" / "dep_rel" / "test2016" / "vs_rel").mkdir(parents=True, exist_ok=True)
+    (work / "eval" / "rel" / "hyp.txt").unlink()
+    assert against("").stdout == ""
+    assert not (work / "eval" / "dep_rel" / "vs_rel").exists()
+    assert not (work / "eval" / "dep_rel" / "test2016" / "vs_rel").exists()
 
 
 def test_aspec_dbsa_word_vocabulary_is_words_seen_five_times():
@@ -291,6 +299,20 @@ def test_results_table_refuses_a_row_labelled_with_the_wrong_baseline(tmp_path):
     assert wrong.returncode == 1 and "name its baseline with --baselines lstm_luong=MODEL" in wrong.stderr
     right = run(args + ["--baselines", "lstm_luong=lstm_luong,cky_lstm=lstm_luong"])
     assert "| cky_lstm | lstm_luong | 21.00 | 50.0 | 0.100 |" in right.stdout
+    # a row against another baseline (ALSO_AGAINST: vs_BASE) is held to the same: the model's translations of
+    # this evaluation (its BLEU) against the other baseline's last ones
+    vs = tmp_path / "eval" / "cky_lstm" / "vs_transformer"
+    vs.mkdir()
+    args += ["--baselines", "lstm_luong=lstm_luong,cky_lstm=lstm_luong"]
+    for bleu, baseline_bleu, error in ((21.0, 30.0, None), (19.0, 30.0, "scored other translations of cky_lstm"),
+                                       (21.0, 29.0, "run evaluate.sh cky_lstm again if transformer was evaluated")):
+        (vs / "scores.json").write_text(json.dumps({"bleu": bleu, "chrf": 50.0, "baseline_bleu": baseline_bleu,
+                                                    "bootstrap": {"bleu": {"system": {"p_value": 0.2}}}}))
+        p = run(args, check=False)
+        if error is None:
+            assert p.returncode == 0 and "| cky_lstm | transformer | 21.00 | 50.0 | 0.200 |" in p.stdout, p.stderr
+        else:
+            assert p.returncode == 1 and error in p.stderr, p.stderr
 
 
 def test_results_table_reads_both_parse_head_figures(tmp_path):

@@ -400,6 +400,7 @@ score_against_others() {  # $1 = model, $2 = its eval folder (scored), $3 / $4 =
   # baselines), in $2/[SET/]vs_BASE/; a baseline not evaluated yet is skipped with a line saying so (a
   # vs_BASE folder without the bootstrap would make a table row with no test)
   local b set lines
+  rm -rf "$2"/vs_* "$2"/*/vs_*  # an earlier evaluation's rows: each is scored again below, or left out
   for b in ${ALSO_AGAINST[$1]:-}; do
     [ -n "${DATA[$b]:-}" ] || die "ALSO_AGAINST[$1]: unknown model '$b'"
     log "$1 against $b"

@@ -123,6 +123,16 @@ def check_baseline(work, model, base, set_name, sc):
                          f"evaluate.sh {model} again if {base} was evaluated again after it")
 
 
+def check_also_against(work, model, other, set_name, main_scores, sc):
+    """Refuse a row against another baseline (``vs_OTHER``) left from an earlier evaluation: it must score the
+    model's translations of this evaluation, against ``other``'s translations of its last one."""
+    if abs(sc["bleu"] - main_scores["bleu"]) > 1e-9:
+        where = os.path.join(work, "eval", model, set_name, f"vs_{other}")
+        raise SystemExit(f"error: {where} scored other translations of {model} ({sc['bleu']:.2f} BLEU, not "
+                         f"{main_scores['bleu']:.2f}): run evaluate.sh {model} again")
+    check_baseline(work, model, other, set_name, sc)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
@@ -173,6 +183,8 @@ def main(argv=None):
             for s in sets:
                 result["also_against"][other][s or "test"], cells = set_scores(
                     os.path.join(ev, s, f"vs_{other}", "scores.json"), ribes)
+                check_also_against(args.work, m, other, s, result["sets"][s or "test"],
+                                   result["also_against"][other][s or "test"])
                 row += cells
             print("| " + " | ".join(row + ["", "", "", ""]) + " |")
         if args.out:
