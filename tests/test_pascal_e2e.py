@@ -61,6 +61,7 @@ def test_recipes_use_table2(tmp_path):
     from helpers import ROOT
 
     os.makedirs(tmp_path / "main" / "data-bin")
+    open(os.path.join(tmp_path / "main" / "data-bin", ".prepared"), "w").close()  # as prepare.sh leaves it
     for corpus, (betas, heads, q) in TABLE2.items():
         recipe = os.path.join(ROOT, "examples", corpus, "train.sh")
         p = run(["env", "DRY_RUN=1", f"WORK={tmp_path}", "bash", recipe, "pascal"])

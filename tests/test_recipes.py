@@ -172,6 +172,7 @@ PAPER_SETTINGS = [
 def test_train_command_carries_the_papers_settings(dataset, model, expected, tmp_path):
     for variant in ("main", "ch", "dbsa19", "dbsa19words", "omote19", "omote19abl", "syncattn21", "words"):
         os.makedirs(tmp_path / variant / "data-bin")
+        open(os.path.join(tmp_path / variant / "data-bin", ".prepared"), "w").close()  # as prepare.sh leaves it
     p = recipe(dataset, "train", model, DRY_RUN=1, WORK=str(tmp_path), GPUS=1, MAX_TOKENS=4096)
     command = " ".join(shlex.split(p.stderr.split("] ", 1)[1]))  # the arguments as fairseq receives them
     for fragment in expected:
@@ -236,6 +237,10 @@ def test_aspec_dbsa_word_vocabulary_is_words_seen_five_times():
 def test_train_refuses_without_data_and_help_lists_models(tmp_path):
     p = recipe("nc11-en-de", "train", "pascal", check=False, WORK=str(tmp_path))
     assert p.returncode == 1 and "run prepare.sh first" in p.stderr
+    unfinished = tmp_path.parent / f"{tmp_path.name}_unfinished"
+    (unfinished / "words" / "data-bin").mkdir(parents=True)  # a prepare killed or still running: no .prepared
+    p = recipe("aspec-en-ja", "train", "lstm_luong", check=False, fork=False, WORK=str(unfinished))
+    assert p.returncode == 1 and "is not finished (no .prepared" in p.stderr, p.stderr
     p = recipe("aspec-en-ja", "prepare", "--help", WORK=str(tmp_path))
     assert "Models: lstm_luong cky_lstm" in p.stdout and "LOCAL_DATA" in p.stdout and "Adam lr 0.01" in p.stdout
     assert not os.listdir(tmp_path)  # --help wrote nothing
@@ -342,7 +347,9 @@ def test_any_model_reseeded_as_model_seed_n(dataset, tmp_path):
     noise), and so for the paper's other baselines; the seeds defined in the config keep their definition."""
     work = str(tmp_path)
     os.makedirs(tmp_path / "main" / "data-bin")
+    open(os.path.join(tmp_path / "main" / "data-bin", ".prepared"), "w").close()  # as prepare.sh leaves it
     os.makedirs(tmp_path.parent / "tanaka-ja-en" / "main" / "data-bin", exist_ok=True)
+    open(os.path.join(tmp_path.parent / "tanaka-ja-en" / "main" / "data-bin", ".prepared"), "w").close()
     cases = {"dep_rel_seed3": ("dep_rel", "transformer_seed3", ["rel_seed3"]),
              "transformer_seed3": ("transformer", "transformer", []),
              "rel_seed2": ("rel", "transformer_seed2", [])}
@@ -373,6 +380,7 @@ def test_a_sample_run_switches_to_the_heads_own_tree_after_its_first_update(tmp_
     warm-up switches after the first (the model refuses a switch at or after --max-update: it would never
     happen); a model without the switch gets no such option."""
     os.makedirs(tmp_path / "main" / "data-bin")
+    open(os.path.join(tmp_path / "main" / "data-bin", ".prepared"), "w").close()  # as prepare.sh leaves it
     p = recipe("tanaka-ja-en", "train", "dep_rel_self_st", SAMPLE=1, DRY_RUN=1, WORK=str(tmp_path))
     command = shlex.split(p.stderr.split("] ", 1)[1])
     after = [command[i + 1] for i, w in enumerate(command) if w == "--self-parse-train-after"]

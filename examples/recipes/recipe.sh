@@ -319,6 +319,12 @@ seeded_model() {  # $1 = MODEL_seedN, N > 1: defines it as MODEL's settings with
   [ -z "$others" ] || ALSO_AGAINST[$name]=${others# }
 }
 
+require_prepared() {  # $1 = a data-bin: prepare.sh finished it (its .prepared marker), or stop; fairseq's own
+  # task (the LSTMs', C&H's) does not look for an interrupted prepare's marker as syntax_translation does
+  [ -d "$1" ] || die "$1 does not exist: run prepare.sh first"
+  [ -f "$1/.prepared" ] || die "$1 is not finished (no .prepared: its prepare.sh was interrupted or is still running): run prepare.sh again"
+}
+
 recipe_train() {
   model_of "${1:-}"
   local m=$1; shift
@@ -327,7 +333,7 @@ recipe_train() {
     log "$m decodes ${CHECKPOINT_OF[$m]}'s checkpoint: nothing to train (evaluate.sh $m)"; return 0
   fi
   local bin="$DATA_WORK/${DATA[$m]}/data-bin" sample=() extra=()
-  [ -d "$bin" ] || die "$bin does not exist: run prepare.sh first"
+  require_prepared "$bin"
   if [ "$SAMPLE" = 1 ]; then  # the paper's model, narrowed to run in seconds on CPU
     if [[ "${TRAIN[$m]}" == *lstm* ]]; then sample=(--embed-dim 32)
     else sample=(--encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64)
@@ -359,6 +365,7 @@ recipe_evaluate() {
   local v=${DATA[$m]} out="$WORK/eval/$m" ck="$WORK/checkpoints/$trained/checkpoint_best.pt" cpu=()
   [ -f "$ck" ] || ck="$WORK/checkpoints/$trained/checkpoint_last.pt"
   [ -f "$ck" ] || die "no checkpoint in $WORK/checkpoints/$trained: run train.sh $trained first"
+  require_prepared "$DATA_WORK/$v/data-bin"
   # the sample's 2-update models would emit max-length garbage (200 steps x beam): cap their output length
   [ "$SAMPLE" = 1 ] && cpu=(--cpu --max-len-a 1.2 --max-len-b 4)
   mkdir -p "$out"
