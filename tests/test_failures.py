@@ -297,6 +297,19 @@ def test_an_unfinished_data_bin_of_other_options_needs_overwrite(corpus, uninter
     assert not (dest / ".prepare-unfinished").exists()
 
 
+def test_a_rebuild_leaves_no_split_of_the_data_bin_before(corpus, uninterrupted, tmp_path):
+    """--overwrite without --testpref: the data-bin before had a test split, and its token datasets, binarized
+    with the old dictionary, must not stay beside the new one (a model would decode them into other words)."""
+    dest = tmp_path / "bin"
+    shutil.copytree(uninterrupted, dest)
+    cmd = _prepare(corpus, dest, "--overwrite", "--bpe-merges", "150")
+    i = cmd.index("--testpref")
+    run(cmd[:i] + cmd[i + 2:])
+    names = os.listdir(dest)
+    assert any(n.startswith("valid.src-tgt.") for n in names)
+    assert not [n for n in names if n.startswith("test.")], names
+
+
 def test_a_finished_data_bin_still_needs_overwrite(corpus, uninterrupted, tmp_path):
     dest = tmp_path / "bin"
     shutil.copytree(uninterrupted, dest)

@@ -65,8 +65,9 @@ def check_destdir(args, work):
     """fairseq-preprocess refuses a --destdir with dictionaries in it, after the long steps: refuse it first,
     or with --overwrite remove the dictionaries it would refuse (the rest of the data-bin is rewritten). A
     data-bin that a killed prepare left unfinished (its marker, UNFINISHED_FILE) is rebuilt without
-    --overwrite when this is the same command: running it again resumes. A rebuild removes the syntax datasets
-    of the run before, so that none of a side this run does not prepare stays behind."""
+    --overwrite when this is the same command: running it again resumes. A rebuild removes the syntax and token
+    datasets of the run before, so that none of a side or split this run does not prepare stays behind (a test
+    split of the data-bin before, beside this run's dictionary, would decode into other words)."""
     given = args.preprocess_args.split()
     sides = [(args.source_lang, "--srcdict"), (args.target_lang, "--tgtdict")]
     existing = [os.path.join(args.destdir, f"dict.{lang}.txt") for lang, option in sides if option not in given]
@@ -92,8 +93,10 @@ def check_destdir(args, work):
                      f"--destdir, or --overwrite to rebuild it (finished parse and BPE work under {work} is reused)")
     for d in existing:
         os.remove(d)
-    for name in os.listdir(args.destdir):
-        if re.search(r"\.(words|heads|labels)\.(bin|idx)$", name):
+    src, tgt = re.escape(args.source_lang), re.escape(args.target_lang)
+    tokens = re.compile(rf"^[^.]+\.({src}-{tgt}|{tgt}-{src})\.({src}|{tgt})\.(bin|idx)$")
+    for name in os.listdir(args.destdir):  # syntax datasets, and token datasets of splits this run may not write
+        if re.search(r"\.(words|heads|labels)\.(bin|idx)$", name) or tokens.match(name):
             os.remove(os.path.join(args.destdir, name))
 
 
