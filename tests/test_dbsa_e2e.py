@@ -21,13 +21,9 @@ def _without_test_syntax(data_bin, tmp_path):
     return out
 
 
-# the tiny presets' end-to-end runs are in the full tier only: the quick tier runs each family's paper
-# presets through the same CLIs, and tests/test_numbers_held_still.py holds the tiny presets' numbers
 @pytest.mark.parametrize("arch,small", [
     ("transformer_dbsa", True), ("transformer_dbsa_enc", True), ("transformer_dbsa_dec", True),
-    ("transformer_sisa", True),
-    pytest.param("transformer_dbsa_tiny", False, marks=pytest.mark.slow),
-    pytest.param("transformer_sisa_tiny", False, marks=pytest.mark.slow),
+    ("transformer_sisa", True), ("transformer_dbsa_tiny", False), ("transformer_sisa_tiny", False),
 ])
 def test_preset_train_generate_restore(arch, small, data_bin, tmp_path):
     save = str(tmp_path / "ck")

@@ -13,12 +13,9 @@ def interactive_cmd(data_bin, checkpoint, *extra):
             "--path", checkpoint, "--beam", "4", "--cpu", "-s", "src", "-t", "tgt", *extra]
 
 
-# the tiny presets' end-to-end runs are in the full tier only: the quick tier runs each family's paper
-# presets through the same CLIs, and tests/test_numbers_held_still.py holds the tiny presets' numbers
 @pytest.mark.parametrize("arch,small", [
     ("transformer_pascal", True), ("transformer_sh", True),
-    pytest.param("transformer_pascal_tiny", False, marks=pytest.mark.slow),
-    pytest.param("transformer_sh_tiny", False, marks=pytest.mark.slow),
+    ("transformer_pascal_tiny", False), ("transformer_sh_tiny", False),
 ])
 def test_preset_train_generate_interactive_restore(arch, small, data_bin, tmp_path):
     save = str(tmp_path / "ck")

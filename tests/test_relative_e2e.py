@@ -8,13 +8,10 @@ from helpers import generate_cmd, run, train_cmd
 from test_dbsa_e2e import SMALL, _without_test_syntax
 
 
-# the tiny presets' end-to-end runs are in the full tier only: the quick tier runs each family's paper
-# presets through the same CLIs, and tests/test_numbers_held_still.py holds the tiny presets' numbers
 @pytest.mark.parametrize("arch,small", [
     ("transformer_rel", True), ("transformer_dep", True), ("transformer_dep_rel", True),
-    *(pytest.param(arch, False, marks=pytest.mark.slow)
-      for arch in ("transformer_rel_tiny", "transformer_dep_tiny", "transformer_dep_rel_tiny")),
-    ("transformer_dep_rel_tiny+dbsa", False),  # mechanisms composed: only here
+    ("transformer_rel_tiny", False), ("transformer_dep_tiny", False), ("transformer_dep_rel_tiny", False),
+    ("transformer_dep_rel_tiny+dbsa", False),
 ])
 def test_preset_train_generate_restore(arch, small, data_bin, tmp_path):
     save = str(tmp_path / "ck")
