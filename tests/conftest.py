@@ -71,7 +71,8 @@ def _repo_state():
 
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
                             capture_output=True, text=True).stdout if os.path.isdir(os.path.join(ROOT, ".git")) else ""
-    return set(os.listdir(ROOT)), set(status.splitlines())
+    caches = {".pytest_cache", "__pycache__"}  # pytest's and Python's own, made by a plain `pytest` run
+    return set(os.listdir(ROOT)) - caches, set(status.splitlines())
 
 
 def pytest_sessionstart(session):

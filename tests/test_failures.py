@@ -308,6 +308,20 @@ def test_a_rebuild_leaves_no_split_of_the_data_bin_before(corpus, uninterrupted,
     names = os.listdir(dest)
     assert any(n.startswith("valid.src-tgt.") for n in names)
     assert not [n for n in names if n.startswith("test.")], names
+    # the same with both dictionaries given (--srcdict / --tgtdict, separate BPE: no dictionary of ours to find
+    # in DESTDIR), from a data-bin with a test split
+    dest2, dicts = tmp_path / "bin2", tmp_path / "dicts"
+    run(_prepare(corpus, dest2, "--separate-bpe"))
+    dicts.mkdir()
+    for side in ("src", "tgt"):
+        shutil.copy(dest2 / f"dict.{side}.txt", dicts / f"dict.{side}.txt")
+    given = ["--separate-bpe", "--preprocess-args",
+             f"--srcdict {dicts / 'dict.src.txt'} --tgtdict {dicts / 'dict.tgt.txt'}"]
+    cmd = _prepare(corpus, dest2, *given)
+    p = run(cmd[:i] + cmd[i + 2:], check=False)
+    assert p.returncode == 2 and "already holds a data-bin" in p.stderr, p.stderr[-2000:]
+    run(cmd[:i] + cmd[i + 2:] + ["--overwrite"])
+    assert not [n for n in os.listdir(dest2) if n.startswith("test.")], os.listdir(dest2)
 
 
 def test_a_finished_data_bin_still_needs_overwrite(corpus, uninterrupted, tmp_path):

@@ -182,3 +182,52 @@ def test_two_runs_finding_a_dead_runs_lock_never_both_take_it(tmp_path):
         assert not (folder / folder_lock.LOCK_FILE).exists()
         again = folder_lock.acquire(str(folder), "test")  # released: free for the next run
         folder_lock.release(again)
+
+
+def test_a_run_that_locks_a_released_lock_file_tries_again(tmp_path, monkeypatch):
+    """Between a run's open of the lock file and its flock, the holder releases (removing the file) and a third
+    run takes a new file: the run that then gets the flock of the removed file must see that the path is
+    another file now, and be refused by the third run's lock, not hold a lock of its own."""
+    from fairseq_syntax.errors import SyntaxDataError
+    from fairseq_syntax.preparation import folder_lock
+
+    holder = folder_lock.acquire(str(tmp_path), "holder")
+    real_flock, third = folder_lock.fcntl.flock, []
+
+    def flock(fd, op):
+        if not third:  # the run under test, between its open and its flock
+            third.append(None)
+            folder_lock.release(holder)
+            third[0] = folder_lock.acquire(str(tmp_path), "third")
+        return real_flock(fd, op)
+
+    monkeypatch.setattr(folder_lock.fcntl, "flock", flock)
+    with pytest.raises(SyntaxDataError, match="in use by another prepare"):
+        folder_lock.acquire(str(tmp_path), "under test")
+    monkeypatch.setattr(folder_lock.fcntl, "flock", real_flock)
+    folder_lock.release(third[0])
+    assert not (tmp_path / folder_lock.LOCK_FILE).exists()
+
+
+def test_a_forked_child_does_not_keep_the_lock_and_a_cut_short_file_is_taken_over(tmp_path):
+    """The holder's forked children (fairseq-preprocess's workers) close their copy of the lock file: with the
+    holder gone, the folder is free even while a child lives. A lock file cut short by a kill (no holder in
+    it) is taken over."""
+    from fairseq_syntax.preparation import folder_lock
+
+    read, write = os.pipe()
+    holder = os.fork()
+    if holder == 0:  # the holder: takes the lock, forks a child that outlives it, and dies without releasing
+        folder_lock.acquire(str(tmp_path), "holder")
+        if os.fork() == 0:
+            os.read(read, 1)  # lives until the test writes
+            os._exit(0)
+        os._exit(0)
+    os.waitpid(holder, 0)
+    try:
+        path = folder_lock.acquire(str(tmp_path), "next")  # the holder's child still lives
+        folder_lock.release(path)
+    finally:
+        os.write(write, b"x")
+    (tmp_path / folder_lock.LOCK_FILE).write_text('{"pid": 12')
+    folder_lock.release(folder_lock.acquire(str(tmp_path), "after a cut-short file"))

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import sys
 
 import pytest
@@ -390,11 +391,12 @@ def test_a_sample_run_switches_to_the_heads_own_tree_after_its_first_update(tmp_
     assert "--self-parse-train-after" not in p.stderr
 
 
-@pytest.mark.slow  # three prepares of a sample: 20 s
+@pytest.mark.slow  # four prepares of a sample: 25 s
 def test_a_data_bin_made_from_other_raw_data_is_made_again(tmp_path):
-    """SAMPLE=1 prepare, then the real data into the same WORK (LOCAL_DATA here): the raw data and the data-bin
-    are made again, not reused because their markers exist (before: the sample's data-bin was trained on and
-    scored as the real one, exit 0); the same run again reuses them."""
+    """SAMPLE=1 prepare, then the real data into the same WORK (LOCAL_DATA here): prepare stops, naming both
+    sources (before: the sample's data-bin was trained on and scored as the real one, exit 0); with
+    FETCH_AGAIN=1 the raw data and the data-bin are made again; the same run again reuses them. Markers of
+    an earlier recipe (empty) stand for this run's source, once no sample is in WORK."""
     work = str(tmp_path / "work")
     DATASET = "wmt17-en-de"  # a PASCAL corpus without a language filter (the sample's words are synthetic)
     recipe(DATASET, "prepare", "transformer", SAMPLE=1, WORK=work)
@@ -408,12 +410,18 @@ def test_a_data_bin_made_from_other_raw_data_is_made_again(tmp_path):
             if name == "train.de":  # other data: the German of the training pairs in reverse word order
                 text = "".join(" ".join(line.split()[::-1]) + "\n" for line in text.splitlines())
             (local / name).write_text(text, encoding="utf-8")
-    p = recipe(DATASET, "prepare", "transformer", LOCAL_DATA=str(local), WORK=work)
-    assert re.search(r"came from sample, .*this run asks for local data .*: fetching again", p.stderr)
+    refused = recipe(DATASET, "prepare", "transformer", LOCAL_DATA=str(local), WORK=work, check=False)
+    assert refused.returncode == 1 and "holds raw data from sample" in refused.stderr, refused.stderr
+    assert "FETCH_AGAIN=1 to replace it" in refused.stderr and open(bin_file, "rb").read() == sample_bin
+    p = recipe(DATASET, "prepare", "transformer", LOCAL_DATA=str(local), WORK=work, FETCH_AGAIN=1)
     assert "main/data-bin was made from other text or options: made again" in p.stderr
     assert open(bin_file, "rb").read() != sample_bin
+    for marker in ("raw/.complete", "main/data-bin/.prepared"):  # as an earlier recipe left them
+        open(os.path.join(work, marker), "w").close()
+    shutil.rmtree(os.path.join(work, "sample"), ignore_errors=True)
     again = recipe(DATASET, "prepare", "transformer", LOCAL_DATA=str(local), WORK=work)
     assert "(delete it to fetch again)" in again.stderr and "data-bin is complete" in again.stderr
+    assert open(os.path.join(work, "raw", ".complete")).read().startswith("local data ")
 
 
 def test_a_failed_multitask_step_stops_prepare(tmp_path):
@@ -444,7 +452,8 @@ def test_a_seed_baseline_stands_in_only_for_its_own_cpu(tmp_path):
     (stale / "hyp.txt").write_text("intel-xeon\n")  # restored by the earlier script on this AMD machine
 
     def run_restore(model, cpu):
-        script = f'root="{repo}"; WORK_ROOT="{work}"; this_cpu() {{ echo "{cpu}"; }}\n{restore}restore tanaka-ja-en {model}'
+        script = (f'root="{repo}"; WORK_ROOT="{work}"; this_cpu() {{ echo "{cpu}"; }}\n{restore}'
+                  f'restore tanaka-ja-en {model}')
         return run(["bash", "-c", script]).stdout
 
     out = run_restore("lstm_seed2", "AMD EPYC 7B13")

@@ -47,6 +47,8 @@
 #                 instead of downloading; parses given here are used as they are
 #   SAMPLE=1      offline run on a small synthetic sample with gold parses, in the dataset's language
 #                 codes; models narrowed to d 32 and 2 updates on CPU (what tests/test_recipes.py runs)
+#   FETCH_AGAIN=1 replace WORK/raw when it holds raw data from another source (the sample, another
+#                 LOCAL_DATA folder, the download) than this run's; without it prepare.sh stops and says so
 #   PARSER_<lang> / PARSER_MODEL_<lang>   parser backend for a language (stanza | spacy | udpipe) and its
 #                 model [stanza, except ja: spacy with ja_ginza]; STANZA_DIR: stanza's model folder
 #   JA_TOKENIZED=1  the Japanese raw text is tokenised already (KyTea): kept, parsed --pretokenized
@@ -128,19 +130,28 @@ join_test_sets() {  # TEST_SETS: RAW/test.* = the sets' files one after the othe
 
 raw_source() {  # where this run takes its raw data from: RAW/.complete records it
   if [ "$SAMPLE" = 1 ]; then echo "sample"
-  elif [ -n "${LOCAL_DATA:-}" ]; then echo "local data $(cd "$LOCAL_DATA" && pwd)"
+  elif [ -n "${LOCAL_DATA:-}" ]; then
+    local dir; dir=$(cd "$LOCAL_DATA" 2> /dev/null && pwd) || return 1
+    echo "local data $dir"
   else echo "download"; fi
   echo "test sets: ${TEST_SETS:-test}"
 }
 
 fetch() {
   local want had
-  want=$(raw_source)
+  want=$(raw_source) || die "LOCAL_DATA=$LOCAL_DATA: no such folder"
   if [ -f "$RAW/.complete" ]; then
     had=$(cat "$RAW/.complete")
+    if [ -z "$had" ] && { [ "$SAMPLE" = 1 ] || [ ! -d "$WORK/sample" ]; }; then  # an earlier recipe's record
+      printf '%s\n' "$want" > "$RAW/.complete"; had=$want  # (it wrote none): not the sample, as this run asks
+    fi
     if [ "$had" = "$want" ]; then log "raw data: $RAW (delete it to fetch again)"; return; fi
-    had=${had//$'\n'/, }
-    log "raw data: $RAW came from ${had:-a source it does not record}, this run asks for ${want//$'\n'/, }: fetching again"
+    if [ "${FETCH_AGAIN:-0}" != 1 ]; then
+      had=${had//$'\n'/, }
+      die "$RAW holds raw data from ${had:-the sample (SAMPLE=1)}, and this run asks for ${want//$'\n'/, }: give the \
+same settings again, another WORK, or FETCH_AGAIN=1 to replace it (the text and data-bins are then made again)"
+    fi
+    log "raw data: $RAW is replaced (FETCH_AGAIN=1)"
   fi
   rm -rf "$RAW"; mkdir -p "$RAW"
   if [ "$SAMPLE" = 1 ]; then fetch_sample
@@ -246,6 +257,8 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
   for v in $VARIANTS; do
     key=$(variant_key "$v")
     if [ -f "$WORK/$v/data-bin/.prepared" ]; then  # written below once prepare.py finished
+      # an earlier recipe's marker is empty: its raw data passed fetch above, so it stands as this text's
+      [ -s "$WORK/$v/data-bin/.prepared" ] || echo "$key" > "$WORK/$v/data-bin/.prepared"
       if [ "$(cat "$WORK/$v/data-bin/.prepared")" = "$key" ]; then
         log "variant $v: $WORK/$v/data-bin is complete (remove it to rebuild)"; continue
       fi
@@ -407,7 +420,7 @@ score_against_others() {  # $1 = model, $2 = its eval folder (scored), $3 / $4 =
   # baselines), in $2/[SET/]vs_BASE/; a baseline not evaluated yet is skipped with a line saying so (a
   # vs_BASE folder without the bootstrap would make a table row with no test)
   local b set lines
-  rm -rf "$2"/vs_* "$2"/*/vs_*  # an earlier evaluation's rows: each is scored again below, or left out
+  rm -rf "${2:?}"/vs_* "${2:?}"/*/vs_*  # an earlier evaluation's rows: each is scored again below, or left out
   for b in ${ALSO_AGAINST[$1]:-}; do
     [ -n "${DATA[$b]:-}" ] || die "ALSO_AGAINST[$1]: unknown model '$b'"
     log "$1 against $b"

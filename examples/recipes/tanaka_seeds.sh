@@ -20,7 +20,7 @@ B_EN_JA="transformer_seed2 rel_seed2 dep_rel_seed2 pascal_wat_seed2 sh_seed2
          transformer_seed3 rel_seed3 dep_rel_seed3 pascal_wat_seed3 sh_seed3"
 B_JA_EN="lstm_luong_lr001_seed2 cky_lstm_lr001_seed2 lstm_luong_lr001_seed3 cky_lstm_lr001_seed3"
 
-this_cpu() { sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2> /dev/null | head -1; }
+this_cpu() { sed -n 's/^model name[[:space:]]*: *//; T; s/[[:space:]]*$//; p' /proc/cpuinfo 2> /dev/null | head -1; }
 
 restore() {  # $1 = dataset, $2 = model: its committed run of this CPU as a finished item of the queue, if any
   local dataset=$1 model=$2 eval="$WORK_ROOT/$1/eval/$2" json cpu
@@ -28,7 +28,8 @@ restore() {  # $1 = dataset, $2 = model: its committed run of this CPU as a fini
   cpu=$(this_cpu)
   for json in "$root/examples/$dataset/results"/*/"$model.json"; do
     [ -f "$json" ] || continue
-    if python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["machine"]["cpu"] != sys.argv[2])' \
+    if python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1])).get("machine", {}).get("cpu", "").strip() != sys.argv[2].strip())' \
         "$json" "$cpu"; then
       mkdir -p "$eval"
       cp "$(dirname "$json")/translations/$model.txt" "$eval/hyp.txt"

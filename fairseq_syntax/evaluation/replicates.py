@@ -13,16 +13,17 @@ test set. Here the bootstrap gives the p-value.)
 For a resample I of the N test sentences (drawn with replacement, the same for every system and every
 replicate), a system with replicates X_1..X_R scores m_X(I) = mean_r metric(X_r[I]); likewise m_Y(I) for the
 baseline, whose number of replicates may differ. The observed difference is
-d = mean_r metric(X_r) - mean_s metric(Y_s). The p-value is the two-sided bootstrap test of no difference
-(Efron & Tibshirani 1993, 16.4): the resampled differences d(I) = m_X(I) - m_Y(I), shifted to mean zero (the
-null hypothesis), as far from zero as the observed difference or further: p = (c + 1) / (n + 1), c the number
-of resamples with |d(I) - mean d| >= |d|.
+d = mean_r metric(X_r) - mean_s metric(Y_s). The p-value is the two-sided version of the bootstrap test of no
+difference (Efron & Tibshirani 1993, 16.4, there one-sided): the resampled differences
+d(I) = m_X(I) - m_Y(I), shifted to mean zero (the null hypothesis), as far from zero as the observed
+difference or further: p = (c + 1) / (n + 1), c the number of resamples with |d(I) - mean d| >= |d|.
 
 sacreBLEU's paired bootstrap (``--paired-bs``, the single-seed tables' test) computes another statistic: it
 takes |d(I)| first and centres that on its mean, then counts |d(I)| - mean|d| > |d|. When the resampled
 differences straddle zero, the absolute value folds them and narrows their spread, and its p falls below
-even a one-sided test's (docs/recipes.md shows both for the Tanaka rows). ``sacrebleu_p_value`` keeps that figure beside ours (with one replicate a side it is exactly
-sacreBLEU's, the same resamples for the same seed).
+even a one-sided test's; when they do not, it is about the one-sided p. ``sacrebleu_p_value`` keeps that
+figure beside ours (the Tanaka tables' JSON holds both; with one replicate a side it is exactly sacreBLEU's,
+the same resamples for the same seed).
 
 BLEU and chrF are computed from summed sufficient statistics of the resampled sentences (sacreBLEU's own
 per-sentence statistics), RIBES as the mean of its sentence scores.

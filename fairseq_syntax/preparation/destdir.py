@@ -86,18 +86,21 @@ def check_destdir(args, work):
         log = os.path.join(args.destdir, "preprocess.log")  # the interrupted run's fairseq-preprocess log
         if os.path.exists(log):
             os.remove(log)
-    if not existing and not unfinished:
-        return
-    if not args.overwrite and not unfinished:
-        raise OptionError(f"--destdir {args.destdir} already holds a data-bin ({', '.join(existing)}): give another "
-                     f"--destdir, or --overwrite to rebuild it (finished parse and BPE work under {work} is reused)")
-    for d in existing:
-        os.remove(d)
+    # the syntax datasets, and the token datasets of this language pair (either direction): of splits this run
+    # may not write too, and with --srcdict and --tgtdict given (no dictionary of ours to find)
     src, tgt = re.escape(args.source_lang), re.escape(args.target_lang)
     tokens = re.compile(rf"^[^.]+\.({src}-{tgt}|{tgt}-{src})\.({src}|{tgt})\.(bin|idx)$")
-    for name in os.listdir(args.destdir):  # syntax datasets, and token datasets of splits this run may not write
-        if re.search(r"\.(words|heads|labels)\.(bin|idx)$", name) or tokens.match(name):
-            os.remove(os.path.join(args.destdir, name))
+    datasets = sorted(os.path.join(args.destdir, name) for name in (
+        os.listdir(args.destdir) if os.path.isdir(args.destdir) else [])
+        if re.search(r"\.(words|heads|labels)\.(bin|idx)$", name) or tokens.match(name))
+    if not existing and not datasets and not unfinished:
+        return
+    if not args.overwrite and not unfinished:
+        shown = existing or datasets[:2] + (["..."] if len(datasets) > 2 else [])
+        raise OptionError(f"--destdir {args.destdir} already holds a data-bin ({', '.join(shown)}): give another "
+                     f"--destdir, or --overwrite to rebuild it (finished parse and BPE work under {work} is reused)")
+    for path in existing + datasets:
+        os.remove(path)
 
 
 

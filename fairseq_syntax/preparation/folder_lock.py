@@ -7,8 +7,11 @@ it when the process dies, so two runs can never both hold it, even when both fin
 same moment); the file holds the holder's pid, host, the start time of its process and its command line, for
 the messages. A second run finds the lock held and stops with one line naming the folder, the holder's pid and
 host. A lock file whose process is gone (killed: ``kill -9`` leaves it behind) is taken over with a line saying
-so; a lock file written on another host cannot be checked (flock may not reach across hosts), and the line
-says which file to remove once that run is gone.
+so. A lock file written on another host is refused even when its flock is free: on a network file system the
+kernel's lock may or may not reach the other host (NFS emulates it with POSIX locks, which do; others do
+not), and the line says which file to remove once that run is gone. Forked children of the holder do not
+keep its lock (their copy of the file is closed after the fork), so a holder killed before its children
+frees the folder.
 
 Sharded runs (``--shard I/N``) of one job share their work folder by design and take no lock.
 """
@@ -68,6 +71,17 @@ def _read(path: str) -> Optional[dict]:
 _HELD = {}
 
 
+def _close_in_child():
+    """After a fork, in the child: close its copies of the lock files (the parent alone holds the locks)."""
+    for fd, _ in _HELD.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_in_child)
+
+
 def _refuse(folder: str, path: str, holder: dict, same_host: bool):
     where = f"pid {holder.get('pid')}" + ("" if same_host else f" on host {holder.get('host')}")
     gone = "" if same_host else f", or remove {path} once that run is gone"
@@ -99,10 +113,11 @@ def acquire(folder: str, command: str) -> str:
         try:
             holder = json.loads(left.decode("utf-8")) if left.strip() else None
         except ValueError:
-            holder = {"pid": "unknown (a lock file cut short)"}
-        if holder is not None and not isinstance(holder, dict):
-            holder = {"pid": "unknown"}
-        if holder:  # a run that ended without releasing (killed), or one on another host
+            holder = None
+        if left.strip() and not (isinstance(holder, dict) and holder.get("host")):
+            # cut short by a kill while its holder wrote it: whoever that was, it holds the flock no longer
+            logger.warning("%s: taking over a lock file that names no holder (%s)", folder, path)
+        elif holder:  # a run that ended without releasing (killed), or one on another host
             same_host = holder.get("host") == me["host"]
             if not same_host or (holder.get("pid") != me["pid"] and _alive(holder)):
                 os.close(fd)
