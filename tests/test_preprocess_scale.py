@@ -8,6 +8,7 @@ in well under a minute.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -305,3 +306,32 @@ def test_streaming_align_binarize_writes_the_same_files(tmp_path, monkeypatch):
     for name in sorted(os.listdir(tmp_path / "mem")):
         assert (tmp_path / "mem" / name).read_bytes() == (tmp_path / "stream" / name).read_bytes(), name
     assert sorted(os.listdir(tmp_path / "mem")) == sorted(os.listdir(tmp_path / "stream"))
+
+
+@pytest.mark.slow  # three prepares, each loading UDPipe
+def test_shards_parse_the_text_the_assembling_run_parses(pud_pairs, tmp_path):
+    """prepare --shard with --normalize-source moses: the shards parse the Moses-normalised text, as the run
+    without --shard does, so that it finds their chunks (before, the shards parsed the raw text, PUD's curly
+    quotes and all, and the last run parsed everything again, exit 0)."""
+    pytest.importorskip("ufal.udpipe")
+    model = require_shared("models", "en_ewt_udpipe_small.udpipe")
+    en, de = pud_pairs
+    for split in ("train", "valid", "test"):  # the same 70 pairs for each split: what is checked is train's
+        shutil.copy(en, tmp_path / f"{split}.en")
+        shutil.copy(de, tmp_path / f"{split}.de")
+    work = tmp_path / "work"
+
+    def prepare(*extra):
+        return _ok(_run(preprocess("prepare") + [
+            "-s", "en", "-t", "de", *(a for s in ("train", "valid", "test") for a in (f"--{s}pref", str(tmp_path / s))),
+            "--destdir", str(tmp_path / "bin"), "--workdir", str(work), "--syntax", "source", "--parser-source",
+            "udpipe", "--parser-model-source", model, "--normalize-source", "moses", "--bpe-merges", "100",
+            "--chunk-size", "2000", "--no-progress", *extra]))
+
+    for i in range(2):
+        prepare("--shard", f"{i}/2")
+    chunks = work / "train.en.conllu.chunks"
+    parsed = {json.load(open(p))["input_sha1"] for p in chunks.glob("[0-9]*.json")}
+    assert parsed
+    prepare()
+    assert set(json.load(open(chunks / "done.json"))["chunks"]) == parsed

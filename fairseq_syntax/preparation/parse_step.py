@@ -96,6 +96,16 @@ def sides_to_parse(args, prefixes, syntax_sides):
 
 
 
+def parser_input(args, raw, conllu, split, lang, side, syntax_sides, work):
+    """The text a side's parser reads: ``raw``, Moses-normalised first with ``--normalize-SIDE moses`` (text
+    that prepare parses itself; given tokens and given parses were made so before). A ``--shard`` run and the
+    run that assembles the shards read the same text, so that the second finds the first's chunks."""
+    if getattr(args, f"normalize_{side}") == "moses" and side in syntax_sides and os.path.exists(raw) \
+            and not os.path.exists(conllu):
+        return normalized_text(raw, os.path.join(work, f"{split}.normalized.{lang}"), lang)
+    return raw
+
+
 def tokenised_text(args, pref, split, lang, side, syntax_sides, work, parsers=None):
     """Return (path of the whitespace-tokenised text, path of its CoNLL-U or None)."""
     conllu = f"{pref}.{lang}.conllu"
@@ -105,9 +115,7 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work, parsers=No
             conllu = first_units(conllu, args.train_first, os.path.join(work, f"train.first.{lang}.conllu"))
         if os.path.exists(raw):
             raw = first_units(raw, args.train_first, os.path.join(work, f"train.first.{lang}"))
-    if getattr(args, f"normalize_{side}") == "moses" and side in syntax_sides and os.path.exists(raw) \
-            and not os.path.exists(conllu):  # text prepare parses itself; given tokens were made so before
-        raw = normalized_text(raw, os.path.join(work, f"{split}.normalized.{lang}"), lang)
+    raw = parser_input(args, raw, conllu, split, lang, side, syntax_sides, work)
     if side in syntax_sides:
         if not os.path.exists(conllu):
             if not os.path.exists(raw):

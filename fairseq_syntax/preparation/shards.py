@@ -16,6 +16,7 @@ from fairseq_syntax.preparation.pair_selection import language_mask
 from fairseq_syntax.preparation.parse_step import (
     load_side_parsers,
     parse_side,
+    parser_input,
     sides_to_parse,
 )
 from fairseq_syntax.preparation.texts import (
@@ -76,6 +77,7 @@ def prepare_shard(args, shard, syntax_sides, work):
         if side in syntax_sides and not os.path.exists(conllu):
             if not os.path.exists(raw):
                 raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
+            raw = parser_input(args, raw, conllu, "train", lang, side, syntax_sides, work)
             out = os.path.join(work, f"train.{lang}.conllu")
             res = parse_side(args, raw, out, lang, side, shard=shard, parsers=parsers)
             print(f"shard {args.shard}: {lang}: parsed {res.processed} sentences ({res.reused} reused)")
