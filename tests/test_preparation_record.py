@@ -77,3 +77,47 @@ def test_a_relative_parser_model_is_recorded_absolute(tmp_path):
          "--bpe-merges", "0", "--gpu", "--no-progress"], cwd=str(tmp_path))
     parser = PreparationRecord.load(str(tmp_path / "bin")).languages["src"].parser
     assert parser["options"]["model_path"] == str(tmp_path / "en.udpipe") and "gpu" not in parser["options"]
+
+
+def _plain_corpus(d, n=40):
+    words = "the a cat dog sat on mat ran fast house tree big small red blue".split()
+    for split in ("train", "valid", "test"):
+        with open(d / f"{split}.src", "w", encoding="utf-8") as s, open(d / f"{split}.tgt", "w",
+                                                                          encoding="utf-8") as t:
+            for i in range(n):
+                sent = [words[(i * 7 + k * 3) % len(words)] for k in range(3 + i % 5)]
+                s.write(" ".join(sent) + "\n")
+                t.write(f"„{sent[0]}“ – {' '.join(reversed(sent))}\n")  # curly quotes, an en dash
+
+
+def _splits(d):
+    return [a for s in ("train", "valid", "test") for a in (f"--{s}pref", str(d / s))]
+
+
+def test_normalising_a_side_given_as_tokens_names_their_tokeniser(tmp_path):
+    """--normalize-target moses on a side prepare neither parses nor tokenises, with no --tokenizer-target: the
+    text is taken as given tokens and the option would only be recorded (decoding raw text would normalise,
+    training had not), so prepare refuses it, saying what to give."""
+    _plain_corpus(tmp_path)
+    p = run([tool("fairseq-syntax-prepare"), "-s", "src", "-t", "tgt", *_splits(tmp_path), "--destdir",
+             str(tmp_path / "bin"), "--syntax", "none", "--normalize-target", "moses", "--bpe-merges", "50",
+             "--no-progress"], check=False)
+    assert p.returncode == 2 and "name their tokeniser with --tokenizer-target" in p.stderr, p.stderr[-2000:]
+    assert not (tmp_path / "bin").exists()
+
+
+def test_record_only_names_the_default_parser_of_a_side_it_parsed(tmp_path):
+    """--record-only with the options of a preparation that parsed the source with the default parser (no
+    --parser option given): the record names that parser and the parser's tokens, not whitespace tokens
+    (before: parser none, tokenizer given, and raw lines were split on whitespace at decoding)."""
+    _plain_corpus(tmp_path)
+    dest, work = tmp_path / "bin", tmp_path / "work"
+    dest.mkdir()
+    work.mkdir()
+    (dest / "dict.src.txt").write_text("the 5\n")
+    (work / "bpe.codes.joint").write_text("#version: 0.2\nt h\n")
+    p = run([tool("fairseq-syntax-prepare"), "-s", "src", "-t", "tgt", *_splits(tmp_path), "--destdir", str(dest),
+             "--workdir", str(work), "--syntax", "source", "--record-only", "--no-progress"])
+    assert "recorded" in p.stdout
+    src = PreparationRecord.load(str(dest)).languages["src"]
+    assert src.parser is not None and src.parser["backend"] == "stanza" and src.tokenizer == "parser", src

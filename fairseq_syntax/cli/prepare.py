@@ -54,8 +54,10 @@ def get_parser():
     for side in ("source", "target"):
         p.add_argument(f"--normalize-{side}", choices=["none", "moses"], default="none",
                        help=f"normalise the {side} side's raw text with sacremoses' punctuation normaliser before "
-                       "parsing or tokenising (moses), or not (none, default). For a side given as CoNLL-U, say how "
-                       "its text was normalised before it was parsed: the data-bin records it for decoding raw text")
+                       "parsing it (moses), or not (none, default). For a side prepare does not parse (given as "
+                       "CoNLL-U, or given as tokens: then name their tokeniser with --tokenizer-SIDE too), say how "
+                       "its text was normalised before it was parsed or tokenised: the data-bin records it for "
+                       "decoding raw text, which normalises the same way")
         p.add_argument(f"--tokenizer-{side}", choices=["auto", "parser", "given", "moses", "kytea"], default="auto",
                        help=f"how the {side} side's tokens were made, recorded in DESTDIR/preparation.json for "
                        "decoding raw text: auto (default): the parser's tokens for a parsed side, else the given "

@@ -113,7 +113,13 @@ class RawInput:
         tokenize_only = self.self_parsed or (not needs_tree and str(self.cfg.inference_parser) == "auto"
                                              and self._encoder.tokenizes_alone)
         return self._encoder.encode(lines, first_line, needs_tree and not tokenize_only,
-                                    max_positions or self.cfg.max_source_positions, tokenize_only=tokenize_only)
+                                    max_positions or self.max_source_positions(), tokenize_only=tokenize_only)
+
+    def max_source_positions(self) -> int:
+        """The longest source the models read: --max-source-positions, or less where a model built on the task
+        reads less (a checkpoint's own limit: fairseq-interactive checks only the command line's)."""
+        limits = [self.cfg.max_source_positions] + list(getattr(self.task, "model_max_source_positions", []))
+        return min(int(x) for x in limits if x)
 
     @property
     def self_parsed(self) -> bool:
@@ -186,8 +192,10 @@ class RawInput:
             parsed = dict(zip(nonempty, self.parse_rows([rows[k] for k in nonempty]))) if nonempty else {}
             side = side_from_rows([parsed.get(k) for k in range(len(rows))], self.task.src_label_dict,
                                   f"input parsed with {self.cfg.inference_parser}")
-        fields = collate_rows(side, missing, request.strategy_of("source"), src.size(1), self.cfg.left_pad_source,
-                              prefix="src_")
+        # the side the batch's tokens are padded on (fairseq's inference datasets pad on the left whatever
+        # --left-pad-source says; a batch of equal rows has no padding, and either side is the same)
+        left_pad = not bool(src[:, -1].eq(self.task.src_dict.pad()).any())
+        fields = collate_rows(side, missing, request.strategy_of("source"), src.size(1), left_pad, prefix="src_")
         for name, value in fields.items():
             net[name] = value.to(src.device)
 

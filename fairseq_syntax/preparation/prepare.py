@@ -85,8 +85,16 @@ def prepare(args):
         return prepare_text(args, splits, syntax_sides, args.workdir)
     if getattr(args, "text_record", None):
         check_text_record(args)
+    for side in ("source", "target"):  # a side given as tokens: the normalisation is a statement, not a step
+        if side not in syntax_sides and getattr(args, f"normalize_{side}") != "none" \
+                and getattr(args, f"tokenizer_{side}") == "auto":
+            raise OptionError(f"--normalize-{side} {getattr(args, f'normalize_{side}')}: prepare does not parse or "
+                              f"tokenise the {side} side (not in --syntax), so its text is taken as the tokens given; "
+                              f"the option only records how they were made: name their tokeniser with "
+                              f"--tokenizer-{side} (moses, kytea or given), or normalise and tokenise the text first "
+                              "(prepare --text-only does both)")
     if getattr(args, "record_only", False):
-        return record_existing(args, syntax_sides, work)
+        return record_existing(args, syntax_sides, work, [pref for _, pref in splits])
     check_paths(args, splits if shard is None else splits[:1], work)
     if shard is not None:
         os.makedirs(work, exist_ok=True)

@@ -23,6 +23,7 @@ read from it, so they need not be repeated at decoding time. Input without synta
 
 import logging
 import os
+import types
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -55,6 +56,9 @@ from fairseq_syntax.inference.source import EncodedSources
 from fairseq_syntax.preparation.record import UNFINISHED_FILE, PreparationRecord
 
 logger = logging.getLogger(__name__)
+
+#: the key of the training command's syntax options in a checkpoint's task state (SyntaxTranslationTask.state_dict)
+SAVED_SYNTAX_OPTIONS = "fairseq_syntax_options"
 
 _FIELDS_HELP = (
     "comma list of syntax fields to collate for this side: "
@@ -189,6 +193,9 @@ class SyntaxTranslationTask(TranslationTask):
     # --- what the model needs -------------------------------------------------
     def build_model(self, cfg, from_checkpoint=False):
         model = super().build_model(cfg, from_checkpoint)
+        limits = model.max_positions() if callable(getattr(model, "max_positions", None)) else None
+        if isinstance(limits, tuple) and limits and limits[0]:  # raw lines longer than a model reads are refused
+            self.model_max_source_positions = getattr(self, "model_max_source_positions", []) + [int(limits[0])]
         needs_fn = getattr(model, "syntax_needs", None)
         if callable(needs_fn):
             self.add_model_needs(needs_fn())
@@ -282,6 +289,22 @@ class SyntaxTranslationTask(TranslationTask):
                              "attention": None, "alignment": torch.zeros(0, 2, dtype=torch.long),
                              "positional_scores": torch.zeros(1, device=device), "steps": []}]
         return hypos
+
+    def state_dict(self):
+        """fairseq saves this in every checkpoint (``task_state``): besides fairseq's own task state, the syntax
+        options training was given, which a decoding that reads no saved task config (fairseq-interactive, the
+        hub) adopts as fairseq-generate does from the saved config (:meth:`_adopt_saved_config`)."""
+        state = dict(super().state_dict())
+        state[SAVED_SYNTAX_OPTIONS] = {"parent_strategy": str(self.cfg.parent_strategy),
+                                       "source_syntax": str(self.cfg.source_syntax),
+                                       "target_syntax": str(self.cfg.target_syntax)}
+        return state
+
+    def load_state_dict(self, state_dict):
+        saved = state_dict.get(SAVED_SYNTAX_OPTIONS)
+        super().load_state_dict({k: v for k, v in state_dict.items() if k != SAVED_SYNTAX_OPTIONS})
+        if isinstance(saved, dict):
+            self._adopt_saved_config(types.SimpleNamespace(**saved))
 
     def _adopt_saved_config(self, task_cfg):
         """fairseq-generate: the syntax options the checkpoint was trained with (explicit fields and parent
