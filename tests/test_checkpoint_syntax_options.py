@@ -75,3 +75,30 @@ def test_a_line_longer_than_the_model_reads_is_refused_by_its_number(data_bin, t
     p = _interactive(data_bin, trained, [short, long_line, short])
     assert re.search(r"error: input line 2: .*\(S-1: an empty translation\)", p.stderr), p.stderr[-2000:]
     assert len(re.findall(r"^H-\d+", p.stdout, flags=re.M)) == 3
+
+
+def test_an_ensemble_of_checkpoints_trained_with_other_options_is_refused(data_bin, trained, tmp_path):
+    """Two checkpoints whose training gave other --parent-strategy: an ensemble reads one, so loading them
+    together is refused naming the option (before, the first's was taken for both, as if typed), unless the
+    command line gives it."""
+    from fairseq import checkpoint_utils, tasks
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq.options import get_generation_parser, parse_args_and_arch
+
+    from fairseq_syntax.errors import OptionError
+
+    other = tmp_path / "other"
+    run(train_cmd(data_bin, str(other), updates=2, arch=ARCH))  # PASCAL's own strategy (middle)
+    paths = [str(trained), str(other / "checkpoint_last.pt")]
+
+    def load(*extra):
+        parser = get_generation_parser(interactive=True)
+        args = parse_args_and_arch(parser, [data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation",
+                                            "--path", ":".join(paths), "--cpu", "-s", "src", "-t", "tgt", *extra])
+        task = tasks.setup_task(convert_namespace_to_omegaconf(args).task)
+        checkpoint_utils.load_model_ensemble(paths, task=task)
+        return task
+
+    with pytest.raises(OptionError, match=r"trained with different --parent-strategy \(first and auto\)"):
+        load()
+    assert load("--parent-strategy", "middle").syntax_request.strategy_of("source") == "middle"

@@ -87,7 +87,7 @@ def test_exit_status_and_error_as_the_command_s(tmp_path):
     for cmd in ([os.path.join(BIN, "fairseq-syntax-evaluate"), "--no-such-option"],
                 [os.path.join(BIN, "fairseq-syntax-train"), str(tmp_path / "missing"), "--user-dir", USER_DIR,
                  "--task", "syntax_translation", "--arch", "transformer"]):
-        forked, process = _both(cmd)
+        forked, process = _both(cmd, cwd=str(tmp_path))  # fairseq-train makes ./checkpoints before it reads data
         assert forked.returncode == process.returncode != 0
         assert forked.stderr.strip().splitlines()[-1] == process.stderr.strip().splitlines()[-1]
 

@@ -176,7 +176,8 @@ def test_tensorboard_logs_every_loss_term(data_bin, tmp_path):
              "--label-smoothing", "0.1", "--optimizer", "adam", "--lr", "1e-3", "--max-tokens", "1000",
              "--max-update", "3", "--cpu", "--no-save", "--log-format", "simple", "--log-interval", "1",
              "--num-workers", "0", "--seed", "3", "--tensorboard-logdir", str(tb)],
-            process=True)  # a real process: fairseq closes (flushes) its TensorBoard writers at exit
+            process=True, cwd=str(tmp_path))  # a real process: fairseq closes (flushes) its TensorBoard writers
+    # at exit; in tmp_path: fairseq-train makes its ./checkpoints even with --no-save
     inner = _train_inner(p.stdout + p.stderr)
     assert sorted(inner) == [1, 2, 3]
     terms = ("loss", "nll_loss", "dep_enc_loss", "dep_dec_loss", "sync_loss")

@@ -9,6 +9,7 @@ import logging
 import os
 import time
 
+from fairseq_syntax.durable_files import file_sha256, stamp_for, unstamp, vouched
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.parsing.base import (
     backend_options,
@@ -102,7 +103,14 @@ def parser_input(args, raw, conllu, split, lang, side, syntax_sides, work):
     run that assembles the shards read the same text, so that the second finds the first's chunks."""
     if getattr(args, f"normalize_{side}") == "moses" and side in syntax_sides and os.path.exists(raw) \
             and not os.path.exists(conllu):
-        return normalized_text(raw, os.path.join(work, f"{split}.normalized.{lang}"), lang)
+        out = os.path.join(work, f"{split}.normalized.{lang}")
+        inputs = {"input": file_sha256(raw), "normalize": "moses", "lang": lang}
+        if vouched(out, inputs):  # made by another shard, or the shards' for the assembling run
+            return out
+        unstamp(out)
+        normalized_text(raw, out, lang)
+        stamp_for(out, inputs)
+        return out
     return raw
 
 

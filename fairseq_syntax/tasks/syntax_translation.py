@@ -301,10 +301,23 @@ class SyntaxTranslationTask(TranslationTask):
         return state
 
     def load_state_dict(self, state_dict):
+        """fairseq calls this once per checkpoint it loads, before it builds that model: the first checkpoint's
+        syntax options are adopted; an ensemble whose checkpoints were trained with others is refused, naming
+        them, unless this command line gives them."""
         saved = state_dict.get(SAVED_SYNTAX_OPTIONS)
         super().load_state_dict({k: v for k, v in state_dict.items() if k != SAVED_SYNTAX_OPTIONS})
-        if isinstance(saved, dict):
-            self._adopt_saved_config(types.SimpleNamespace(**saved))
+        if not isinstance(saved, dict):
+            return
+        first = getattr(self, "_saved_syntax_options", None)
+        if first is not None:
+            differ = [k for k in saved if saved[k] != first.get(k) and str(getattr(self.cfg, k, "auto")) == "auto"]
+            if differ:
+                raise OptionError("the checkpoints were trained with different " + ", ".join(
+                    f"--{k.replace('_', '-')} ({first.get(k)} and {saved[k]})" for k in differ)
+                    + ": an ensemble reads one; give it on this command line")
+            return
+        self._saved_syntax_options = dict(saved)
+        self._adopt_saved_config(types.SimpleNamespace(**saved))
 
     def _adopt_saved_config(self, task_cfg):
         """fairseq-generate: the syntax options the checkpoint was trained with (explicit fields and parent
