@@ -142,8 +142,8 @@ def resolve_request(source: Optional[FrozenSet[str]] = None, target: Optional[Fr
             if wanted is None or wanted == current:
                 continue
             if strategy is not None:
-                logger.warning("the model is built for parent strategy %r (%s) but --parent-strategy is %r",
-                               wanted, side, strategy)
+                logger.warning("the model is built for parent strategy %r (%s) but --parent-strategy is %r (given "
+                               "here, or adopted from the checkpoint's training command)", wanted, side, strategy)
             else:
                 req = replace(req, **{key: wanted})
         req = replace(req, source=fields["source"], target=fields["target"], inputs=req.inputs | needs.inputs,
