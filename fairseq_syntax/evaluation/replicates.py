@@ -56,9 +56,10 @@ def sacrebleu_p_value(system: np.ndarray, baseline: np.ndarray, observed: float)
     """sacreBLEU's p-value of the paired bootstrap: per resample the absolute difference, centred on its mean,
     compared with the observed difference (``_compute_p_value``: (c + 1) / (n + 1)); smaller than
     ``p_value``'s when the differences straddle zero (the module docstring)."""
+    from sacrebleu.significance import _compute_p_value
+
     diffs = np.abs(np.asarray(system, dtype=np.float64) - np.asarray(baseline, dtype=np.float64))
-    c = int(np.sum(diffs - diffs.mean() > abs(observed)))
-    return (c + 1) / (len(diffs) + 1)
+    return float(_compute_p_value(diffs - diffs.mean(), abs(observed)))
 
 
 def resampled_means(scores: Sequence[Sequence[float]], idxs: np.ndarray) -> np.ndarray:

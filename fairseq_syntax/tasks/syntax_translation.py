@@ -138,6 +138,8 @@ class SyntaxTranslationTask(TranslationTask):
         self._strategy = str(cfg.parent_strategy) if str(cfg.parent_strategy) != "auto" else None
         self.raw_input = RawInput(self)  # decoding input without syntax files (inference/raw_input.py)
         self.model_needs: List[SyntaxNeeds] = []  # of the models built on this task, in order
+        self.model_max_source_positions: List[int] = []  # of the models built on this task (raw lines' limit)
+        self._saved_syntax_options: Optional[dict] = None  # of the first checkpoint loaded (load_state_dict)
         self.syntax_request: SyntaxRequest = self._resolve_request()
 
     @classmethod
@@ -195,7 +197,7 @@ class SyntaxTranslationTask(TranslationTask):
         model = super().build_model(cfg, from_checkpoint)
         limits = model.max_positions() if callable(getattr(model, "max_positions", None)) else None
         if isinstance(limits, tuple) and limits and limits[0]:  # raw lines longer than a model reads are refused
-            self.model_max_source_positions = getattr(self, "model_max_source_positions", []) + [int(limits[0])]
+            self.model_max_source_positions.append(int(limits[0]))
         needs_fn = getattr(model, "syntax_needs", None)
         if callable(needs_fn):
             self.add_model_needs(needs_fn())
@@ -308,7 +310,7 @@ class SyntaxTranslationTask(TranslationTask):
         super().load_state_dict({k: v for k, v in state_dict.items() if k != SAVED_SYNTAX_OPTIONS})
         if not isinstance(saved, dict):
             return
-        first = getattr(self, "_saved_syntax_options", None)
+        first = self._saved_syntax_options
         if first is not None:
             differ = [k for k in saved if saved[k] != first.get(k) and str(getattr(self.cfg, k, "auto")) == "auto"]
             if differ:
