@@ -23,8 +23,13 @@
 #   DEMO_UPDATES   training updates per model          [250]
 #   DEMO_TRAIN     synthetic training sentence pairs   [20000]
 #   DEMO_SEED      corpus and training seed            [1]
+#   DEMO_TEST      test sentences (and valid)          [500]
+#   DEMO_RECORD    a JSON list to add this run's record to, e.g. examples/demo/records.json (the README's
+#                  figures are a record's there); the record is always in DEMO_DIR/demo.json
+#                  (examples/demo/record.py: the scores, each step's wall seconds, the CPU, the commit)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+t0=$(date +%s.%N)  # before the environment: a fresh clone's first run builds it
 # shellcheck disable=SC1091
 source "$ROOT/examples/setup_env.sh"
 # shellcheck disable=SC1091
@@ -35,24 +40,32 @@ DIR="${DEMO_DIR:-$ROOT/work/demo}"
 UPDATES="${DEMO_UPDATES:-250}"
 TRAIN="${DEMO_TRAIN:-20000}"
 SEED="${DEMO_SEED:-1}"
+TEST="${DEMO_TEST:-500}"
 export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore}"
-start=$(date +%s)
+RECORD="${DEMO_RECORD:-}"
+[ -z "$RECORD" ] || RECORD="$(cd "$(dirname "$RECORD")" && pwd)/$(basename "$RECORD")"
 rm -rf "$DIR"
 mkdir -p "$DIR"
+printf 'start %s\nenvironment %s\n' "$t0" "$(date +%s.%N)" > "$DIR/times.tsv"
+mark() { echo "$1 $(date +%s.%N)" >> "$DIR/times.tsv"; }  # $1 = the step just finished
+echo "{\"seed\": $SEED, \"updates\": $UPDATES, \"train\": $TRAIN, \"test\": $TEST}" > "$DIR/settings.json"
 quiet() { grep -v "tensorboardX\|^INFO\|^20[0-9-]* [0-9:,]* | INFO" || true; }
 
 echo "== 1/5 synthetic corpus -> $DIR/raw"
-# and, beside it, new sentences for step 5: the same generator run further (same vocabulary), test sentences
-# 501-560
-python preprocess/synth.py -o "$DIR/new" --seed "$SEED" --train "$TRAIN" --valid 500 --test 560 > "$DIR/new.log" 2>&1 &
-python preprocess/synth.py -o "$DIR/raw" --seed "$SEED" --train "$TRAIN" --valid 500 --test 500 2>&1 | quiet
+# and, beside it, new sentences for step 5: the same generator run further (same vocabulary), the 60 test
+# sentences after the corpus's
+python preprocess/synth.py -o "$DIR/new" --seed "$SEED" --train "$TRAIN" --valid "$TEST" --test $((TEST + 60)) \
+  > "$DIR/new.log" 2>&1 &
+python preprocess/synth.py -o "$DIR/raw" --seed "$SEED" --train "$TRAIN" --valid "$TEST" --test "$TEST" 2>&1 | quiet
 wait $! || { cat "$DIR/new.log" >&2; exit 1; }
+mark corpus
 
 echo "== 2/5 prepare (BPE, fairseq-preprocess, align, binarize) -> $DIR/data-bin"
 python preprocess/prepare.py -s src -t tgt \
   --trainpref "$DIR/raw/train" --validpref "$DIR/raw/valid" --testpref "$DIR/raw/test" \
   --destdir "$DIR/data-bin" --bpe-merges 2000 --no-progress 2>&1 | quiet
 test -f "$DIR/data-bin/train.src-tgt.src.heads.idx"
+mark prepare
 
 train() {  # $1 = name, $2 = criterion, remaining = model options: starts it in the background
   local name=$1 criterion=$2; shift 2
@@ -97,13 +110,14 @@ for i in "${!MODELS[@]}"; do
   fi
   grep -h "done training" "$DIR/train.${MODELS[$i]}.log" | sed "s/.*| /   ${MODELS[$i]}: /"
 done
+mark train
 
 generate() {  # $1 = name: translate the test set (beam 4) into $DIR/gen/$1/hyp.tok
   pipeline_generate "$DIR/gen/$1" "$DIR/data-bin" "$DIR/checkpoints/$1/checkpoint_last.pt" --beam 4 --batch-size 128 \
     --cpu
 }
 
-echo "== 4/5 fairseq-generate (beam 4), 500 test sentences, $UPDATES updates each, seed $SEED"
+echo "== 4/5 fairseq-generate (beam 4), $TEST test sentences, $UPDATES updates each, seed $SEED"
 PIDS=()
 for name in "${MODELS[@]}"; do
   generate "$name" &
@@ -115,31 +129,23 @@ PIDS+=($!)
 for pid in "${PIDS[@]}"; do
   wait "$pid"
 done
-bleu() { pipeline_bleu "$DIR/gen/$1/ref.tok" "$DIR/gen/$1/hyp.tok"; }
-base=$(bleu transformer)
-printf '%-62s sacreBLEU %6.2f\n' "transformer" "$base"
-for name in dep_rel dbsa; do
-  b=$(bleu $name)
-  what="dep_rel: + source-tree depths and relative positions (Omote)"
-  [ $name = dbsa ] && what="dbsa: + parse heads that learn to parse (Deguchi 2019)"
-  printf '%-62s sacreBLEU %6.2f  (%+.2f)\n' "$what" "$b" "$(python -c "print($b - $base)")"
-done
-grep -E "^UAS" "$DIR/induce.log" | sed 's/^/dbsa: /'
+mark generate
+python "$ROOT/examples/demo/record.py" score "$DIR"  # sacreBLEU of each (13a) and the parse heads' UAS
 echo "(dep_rel reads the source tree; DBSA must first learn it: its parse losses slow early training, and after"
 echo " 2000 updates it is level with the transformer. docs/benchmarks.md: every model at 2000 updates.)"
 
 echo "== 5/5 a new sentence through fairseq-interactive, parsed by the CoNLL-U lookup parser"
-python - "$DIR" <<'PY'
+python - "$DIR" "$TEST" <<'PY'
 import sys
 from fairseq_syntax.data.conllu import read_conllu, write_conllu
-d = sys.argv[1]
+d, first = sys.argv[1], int(sys.argv[2])
 seen = set()
 for split in ("train", "valid", "test"):
     seen.update(open(f"{d}/raw/{split}.src", encoding="utf-8").read().splitlines())
 tgt = open(f"{d}/new/test.tgt", encoding="utf-8").read().splitlines()
 for i, sent in enumerate(read_conllu(f"{d}/new/test.src.conllu")):
     line = " ".join(sent.words)
-    if i >= 500 and line not in seen and 8 <= len(sent.words) <= 14:
+    if i >= first and line not in seen and 8 <= len(sent.words) <= 14:
         break
 else:
     sys.exit("no new sentence found")
@@ -164,4 +170,5 @@ wait $!
 echo "reference   $(cat "$DIR/new.ref")"
 echo "transformer $(cat "$DIR/new.transformer.txt")"
 echo "dep_rel     $(cat "$DIR/new.dep_rel.txt")"
-echo "total wall time: $(( $(date +%s) - start ))s"
+mark interactive
+python "$ROOT/examples/demo/record.py" finish "$DIR" ${RECORD:+--append "$RECORD"}
