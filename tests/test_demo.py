@@ -83,9 +83,13 @@ def test_the_readme_prints_the_figures_of_the_demo_records_it_names():
                 assert f"{record.WHAT[m]:<62} sacreBLEU {r['bleu'][m]:6.2f}  ({r['bleu'][m] - base:+.2f})" in readme
             for side in r["uas"].values():
                 assert "dbsa: " + side["line"] in readme
+            for name, said in (("ref", "reference  "), ("transformer", "transformer"), ("dep_rel", "dep_rel    ")):
+                assert f"{said} {r['new_sentence'][name]}\n" in readme
         else:  # a sentence: transformer X, dep_rel Y (+D), UAS Z
             d = r["bleu"]["dep_rel"] - r["bleu"]["transformer"]
             assert (f"transformer {r['bleu']['transformer']:.2f}, dep_rel {r['bleu']['dep_rel']:.2f} ({d:+.2f}), "
                     f"UAS {r['uas']['encoder']['uas']:.2f}") in readme.replace("\n", " ")
         if r["seconds"]["environment"] > 30:  # a fresh clone's first run: the wall-time table's row
-            assert _minutes(r["seconds"]["total"]) in readme and f"{r['seconds']['demo']:.0f} s of demo" in readme
+            s = r["seconds"]
+            assert f"{_minutes(s['total'])} (fresh clone of {r['commit'][:7]}" in readme
+            assert f"{s['environment']:.0f} s to build `.venv`" in readme and f"{s['demo']:.0f} s of demo" in readme
