@@ -463,3 +463,71 @@ def test_a_seed_baseline_stands_in_only_for_its_own_cpu(tmp_path):
     assert (done / "hyp.txt").read_text() == "amd-epyc\n" and (done / ".done").exists(), out
     out = run_restore("lstm_seed2", "Intel(R) Xeon(R) Processor")
     assert (stale / "hyp.txt").read_text() == "intel-xeon\n" and (stale / ".done").exists(), out
+
+
+def _hold(path, shared=False):
+    """An open file holding the kernel's flock on path (as another train.sh or queue would), with its line."""
+    import fcntl
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    f = open(path, "a")
+    fcntl.flock(f, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+    f.write("pid 12345 on elsewhere: train.sh dep_rel_self, since 2026-11-27 10:00:00\n")
+    f.flush()
+    return f
+
+
+def test_a_model_in_training_or_evaluation_is_not_trained_or_evaluated_again_beside_it(tmp_path):
+    """recipe.sh model_lock: train.sh and evaluate.sh of a model whose lock another run holds stop, naming the
+    holder, before they write anything; a model decoding another's checkpoint (dep_rel_self_own decodes
+    dep_rel_self's) shares that one's lock with other decoders but not with its training."""
+    work = str(tmp_path)
+    lock = os.path.join(work, "locks", "dep_rel_self.lock")
+    holder = _hold(lock)
+    for step in ("train", "evaluate"):
+        p = recipe("tanaka-ja-en", step, "dep_rel_self", check=False, fork=False, WORK=work)
+        assert p.returncode == 1 and "dep_rel_self is being trained or evaluated by another run" in p.stderr, p.stderr
+        assert "pid 12345 on elsewhere: train.sh dep_rel_self" in p.stderr
+    p = recipe("tanaka-ja-en", "evaluate", "dep_rel_self_own", check=False, fork=False, WORK=work)
+    assert "dep_rel_self is being trained or evaluated by another run" in p.stderr, p.stderr
+    holder.close()  # the kernel drops the lock with its last descriptor: no stale lock to remove
+    p = recipe("tanaka-ja-en", "train", "dep_rel_self", check=False, fork=False, WORK=work)
+    assert p.returncode == 1 and "run prepare.sh first" in p.stderr and "another run" not in p.stderr
+    holder = _hold(lock, shared=True)  # another decoder of its checkpoint: this one goes on (to its next check)
+    p = recipe("tanaka-ja-en", "evaluate", "dep_rel_self_own", check=False, fork=False, WORK=work)
+    assert "no checkpoint in" in p.stderr and "another run" not in p.stderr, p.stderr
+    p = recipe("tanaka-ja-en", "train", "dep_rel_self", check=False, fork=False, WORK=work)
+    assert "being trained or evaluated by another run" in p.stderr
+    p = recipe("tanaka-ja-en", "train", "dep_rel_self", check=False, fork=False, WORK=work,
+               FAIRSEQ_SYNTAX_MODEL_LOCK=lock)  # its queue holds the lock for it
+    assert "run prepare.sh first" in p.stderr, p.stderr
+    holder.close()
+
+
+def test_a_queue_waits_for_a_model_another_run_holds_then_skips_it_when_that_run_finished_it(tmp_path):
+    """queue.sh: the model's lock held elsewhere, the queue says so and waits; that run finishes the model
+    (its .done) and lets go: the queue skips it instead of training it again."""
+    import subprocess
+    import time
+
+    work = tmp_path / "work"
+    lock = str(work / "locks" / "transformer.lock")
+    holder = _hold(lock)
+    env = {**os.environ, "WORK": str(work), "FAIRSEQ_SYNTAX_VENV": "none",
+           "PATH": BIN + os.pathsep + os.environ.get("PATH", "")}
+    q = subprocess.Popen(["bash", os.path.join(ROOT, "examples", "recipes", "queue.sh"), "tanaka-ja-en", "transformer"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = q.stdout.readline()
+        assert "1/1 transformer: another run holds" in line and "waiting for it" in line, line
+        time.sleep(0.5)
+        assert q.poll() is None  # still waiting
+        (work / "eval" / "transformer").mkdir(parents=True)
+        (work / "eval" / "transformer" / ".done").touch()
+        holder.close()
+        out, err = q.communicate(timeout=60)
+    finally:
+        if q.poll() is None:
+            q.kill()
+    assert q.returncode == 0 and "1/1 transformer: done by the other run, skipped" in out, (out, err)
+    assert not (work / "logs" / "transformer.train.log").exists()

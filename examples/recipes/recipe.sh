@@ -338,9 +338,33 @@ require_prepared() {  # $1 = a data-bin: prepare.sh finished it (its .prepared m
   [ -f "$1/.prepared" ] || die "$1 is not finished (no .prepared: its prepare.sh was interrupted or is still running): run prepare.sh again"
 }
 
+model_lock() {  # $1 = model, $2 = exclusive | shared: one run at a time writes a model's checkpoints or eval folder.
+  # Two train.sh of one model interleave their checkpoint_last.pt and checkpoint_best.pt (a second queue, a
+  # second terminal), an evaluate.sh beside a training reads a checkpoint being written, two evaluate.sh mix
+  # their translations: each exits 0. The lock is the kernel's flock on WORK/locks/MODEL.lock, held by an
+  # open descriptor for this script's life and its children's (fairseq-train keeps it while it runs, even
+  # when this script is killed); the kernel drops it when the last holder dies, so there is no stale lock to
+  # remove. train.sh and evaluate.sh of MODEL take it exclusively; evaluate.sh of a model that decodes another's
+  # checkpoint (CHECKPOINT_OF) takes that one's shared (several may decode it, none while it trains). A run
+  # that finds it held stops, naming the holder. queue.sh holds it over a model's train and evaluate and
+  # names it in FAIRSEQ_SYNTAX_MODEL_LOCK for them.
+  local lock="$WORK/locks/$1.lock" mode=-x fd
+  [ "${2:-exclusive}" = shared ] && mode=-s
+  [ "${FAIRSEQ_SYNTAX_MODEL_LOCK:-}" = "$lock" ] && return 0  # our queue holds it for us
+  [ "${DRY_RUN:-0}" = 1 ] && return 0  # prints commands, writes nothing
+  if ! command -v flock > /dev/null; then log "no flock command: nothing stops a second run of $1 beside this one"; return 0; fi
+  mkdir -p "$WORK/locks"
+  exec {fd}>> "$lock"
+  if ! flock -n $mode "$fd"; then
+    die "$1 is being trained or evaluated by another run ($lock: $(tail -1 "$lock" 2>/dev/null)); wait for it to end (a second run would mix its checkpoints or translations with that one's)"
+  fi
+  echo "pid $$ on $(hostname): $(basename "$0") $1, since $(date '+%F %T')" >> "$lock"
+}
+
 recipe_train() {
   model_of "${1:-}"
   local m=$1; shift
+  model_lock "$m"
   if [ -n "${CHECKPOINT_OF[$m]:-}" ]; then  # nothing of its own to train (a queue passes over it)
     [ -d "$WORK/checkpoints/${CHECKPOINT_OF[$m]}" ] || die "$m decodes ${CHECKPOINT_OF[$m]}'s checkpoint: train ${CHECKPOINT_OF[$m]} first"
     log "$m decodes ${CHECKPOINT_OF[$m]}'s checkpoint: nothing to train (evaluate.sh $m)"; return 0
@@ -376,6 +400,8 @@ recipe_evaluate() {
   local m=$1; shift
   local trained=${CHECKPOINT_OF[$m]:-$m}
   local v=${DATA[$m]} out="$WORK/eval/$m" ck="$WORK/checkpoints/$trained/checkpoint_best.pt" cpu=()
+  model_lock "$m"
+  [ "$trained" = "$m" ] || model_lock "$trained" shared
   [ -f "$ck" ] || ck="$WORK/checkpoints/$trained/checkpoint_last.pt"
   [ -f "$ck" ] || die "no checkpoint in $WORK/checkpoints/$trained: run train.sh $trained first"
   require_prepared "$DATA_WORK/$v/data-bin"
