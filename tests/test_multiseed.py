@@ -32,6 +32,8 @@ def test_the_multiseed_json_is_the_committed_runs_and_the_docs_show_it(dataset):
             m = row["metrics"][metric]
             assert len(m["replicates"]) == len(row["runs"]), (row["model"], metric)
             if row["baseline"] is not None:
+                both = [r for r in row["runs"] if r in row["baseline_runs"]]  # same seed and CPU
+                assert (row["matched"] or {}).get("pairs", []) == both, row["model"]
                 assert len(row["baseline_runs"]) == len(multiseed_table.runs(dataset, row["baseline"]))
                 assert m["baseline_mean"] == pytest.approx(means[row["baseline"]][metric]["mean"], abs=1e-9)
                 assert m["difference"] == pytest.approx(m["mean"] - m["baseline_mean"], abs=1e-9)

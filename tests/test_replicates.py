@@ -130,3 +130,13 @@ def test_compare_is_the_bootstrap_written_out_on_the_text():
 def test_one_run_has_no_spread():
     refs, noisy = _outputs()
     assert replicates.summarize([noisy(0.2)], refs, "none", ("bleu",))["bleu"]["sd"] is None
+
+
+def test_a_replicate_short_of_a_line_is_refused_not_scored():
+    """sacreBLEU scores 499 hypotheses against 500 references without a word (a dropped last line moved
+    Tanaka's transformer from 29.07 to 29.09): summarize refuses, as compare does."""
+    refs = ["a b c", "d e f"]
+    with pytest.raises(ValueError, match="replicate 1: 1 lines for 2 references"):
+        replicates.summarize([refs, refs[:1]], refs, metrics=("bleu",))
+    with pytest.raises(ValueError, match="replicate 0: 3 lines for 2 references"):
+        replicates.compare([refs + ["g"]], [refs], refs, metrics=("bleu",), n_samples=10)

@@ -7,7 +7,11 @@ beside it (p_sacrebleu), which is smaller.
 
 A model's runs are every JSON of it (``MODEL.json`` is seed 1, ``MODEL_seedN.json`` seed N) in the dataset's
 results folders, one folder per CPU: the same seed trained on two CPUs counts twice, the CPU being part of
-the run-to-run variance (the same seed lands about one BLEU apart on two CPUs here). The references come from
+the run-to-run variance (the same seed lands about one BLEU apart on two CPUs here). The pools need not
+match: the transformer has a run on each CPU for seed 1, most models one. So each compared row also gives
+the BLEU difference and p over the runs that have a partner of the same seed and CPU on the other side
+(``matched``; the recipes' own per-seed test pairs runs that way), which moves with fewer runs but compares
+like with like. The references come from
 the corpus, scored as the recipes score them (Ja->En on the corpus's English tokens; En->Ja detokenised
 against the raw Japanese with sacreBLEU's ja-mecab tokenizer).
 
@@ -46,6 +50,8 @@ def runs(dataset, model):
         m = re.fullmatch(rf"{re.escape(model)}(?:_seed(\d+))?", name)
         if not m:
             continue
+        if m.group(1) is not None and int(m.group(1)) < 2:  # seed 1 is MODEL.json: this would count it twice
+            raise SystemExit(f"{path}: seed {m.group(1)} as _seedN (seed 1 is {model}.json, seeds 2.. _seedN)")
         cpu = os.path.basename(os.path.dirname(path))
         with open(os.path.join(os.path.dirname(path), "translations", f"{name}.txt"), encoding="utf-8") as f:
             out.append((int(m.group(1) or 1), cpu, [line.rstrip("\n") for line in f]))
@@ -81,6 +87,7 @@ def table(dataset, corpus, n_samples=1000):
                                   "baseline_sd": v["baseline"]["sd"], "difference": v["difference"],
                                   "p_value": v["p_value"], "p_sacrebleu": v["p_sacrebleu"]}
                               for k, v in res.items()}
+            row["matched"] = matched(mine, theirs, refs, tokenize, n_samples)
         rows.append(row)
     return {"dataset": dataset, "tokenize": tokenize, "resamples": n_samples,
             "test": "paired bootstrap over test sentences averaging over runs (Clark et al. 2011); p_value: two-sided, "
@@ -88,9 +95,24 @@ def table(dataset, corpus, n_samples=1000):
                     "sacreBLEU's --paired-bs statistic on the same resamples", "rows": rows}
 
 
+def matched(mine, theirs, refs, tokenize, n_samples):
+    """BLEU over the runs with a partner of the same seed and CPU on the other side: {"pairs", "difference",
+    "p_value"}, or None when no run has one."""
+    from fairseq_syntax.evaluation.replicates import compare
+
+    theirs_by = {(s, c): h for s, c, h in theirs}
+    pairs = [(s, c, h, theirs_by[s, c]) for s, c, h in mine if (s, c) in theirs_by]
+    if not pairs:
+        return None
+    res = compare([p[2] for p in pairs], [p[3] for p in pairs], refs, tokenize, ("bleu",), n_samples)["bleu"]
+    return {"pairs": [{"seed": s, "cpu": c} for s, c, _, _ in pairs], "difference": res["difference"],
+            "p_value": res["p_value"]}
+
+
 def markdown(result):
     lines = ["| model (runs) | baseline (runs) | BLEU mean ± sd | Δ BLEU (p) | chrF mean ± sd | Δ chrF (p) | RIBES mean ± "
-             "sd | Δ RIBES (p) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "sd | Δ RIBES (p) | Δ BLEU same seed and CPU (p; pairs) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in result["rows"]:
         cells = [f"{r['model']} ({len(r['runs'])})",
                  "-" if r["baseline"] is None else f"{r['baseline']} ({len(r['baseline_runs'])})"]
@@ -98,6 +120,9 @@ def markdown(result):
             m = r["metrics"][k]
             cells.append(f"{m['mean']:.2f} ± {m['sd']:.2f}" if len(r["runs"]) > 1 else f"{m['mean']:.2f}")
             cells.append("" if r["baseline"] is None else f"{m['difference']:+.2f} ({m['p_value']:.3f})")
+        same = r.get("matched")
+        cells.append(f"{same['difference']:+.2f} ({same['p_value']:.3f}; {len(same['pairs'])})" if same else
+                     "" if r["baseline"] is None else "none")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

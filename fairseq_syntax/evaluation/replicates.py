@@ -97,9 +97,17 @@ def corpus_scores(outputs: Sequence[Sequence[str]], refs: Sequence[str], tokeniz
     return [m.corpus_score(list(h), [list(refs)]).score for h in outputs]
 
 
+def check_lines(outputs: Sequence[Sequence[str]], refs: Sequence[str]) -> None:
+    """Every replicate has one line per reference (sacreBLEU scores a short one without a word)."""
+    for k, hyp in enumerate(outputs):
+        if len(hyp) != len(refs):
+            raise ValueError(f"replicate {k}: {len(hyp)} lines for {len(refs)} references")
+
+
 def summarize(outputs: Sequence[Sequence[str]], refs: Sequence[str], tokenize: Optional[str] = None,
               metrics: Sequence[str] = ("bleu", "chrf", "ribes")) -> Dict[str, dict]:
     """Per metric the mean and standard deviation of a system's replicates (no test)."""
+    check_lines(outputs, refs)
     return {name: _summary(corpus_scores(outputs, refs, tokenize, name)) for name in metrics}
 
 
@@ -113,11 +121,8 @@ def compare(systems: Sequence[Sequence[str]], baselines: Sequence[Sequence[str]]
 
     from fairseq_syntax.evaluation.scores import _bleu, sentence_ribes
 
-    n = len(refs)
-    for k, hyp in enumerate(list(systems) + list(baselines)):
-        if len(hyp) != n:
-            raise ValueError(f"replicate {k}: {len(hyp)} lines for {n} references")
-    idxs = resamples(n, n_samples, seed)
+    check_lines(list(systems) + list(baselines), refs)
+    idxs = resamples(len(refs), n_samples, seed)
     out = {}
     for name in metrics:
         if name == "ribes":
