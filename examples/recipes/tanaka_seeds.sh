@@ -2,7 +2,7 @@
 # The Tanaka multi-seed runs (seeds 2 and 3 of the rows that matter; seed 1 is each model's committed row), as
 # two queues, one per core (examples/recipes/queue.sh: resumable, a finished model is skipped):
 #
-#   bash examples/recipes/tanaka_seeds.sh A    # Ja->En transformer family: 16 models
+#   bash examples/recipes/tanaka_seeds.sh A    # Ja->En transformer family: 16 models, then cky_lstm_lr001_seed3
 #   bash examples/recipes/tanaka_seeds.sh B    # En->Ja (10 models), then the Ja->En LSTM pair (4)
 #   bash examples/recipes/tanaka_seeds.sh list # both lists
 #
@@ -10,15 +10,20 @@
 # queue puts a model's baseline of the same seed before it (the per-seed bootstrap test of evaluate.sh). A seed-2
 # baseline trained before (transformer_seed2, lstm_luong_lr001_seed2) is not trained again on the CPU that
 # trained it: its committed translations from this CPU stand for its evaluation. On another CPU it trains
-# first, so that every row is tested against a baseline of its own CPU.
+# first, so that every row is tested against a baseline of its own CPU. Both lists end with
+# cky_lstm_lr001_seed3, so that queue A, the shorter by about 3.5 CPU-hours, takes it when it gets there
+# first; the other queue finds the model's lock held (queue.sh), waits, and skips it. Its baseline,
+# lstm_luong_lr001_seed3, is B's second Ja->En item, due before A evaluates cky_lstm_lr001_seed3 (were it not,
+# evaluate.sh scores the model alone and says so: evaluate it again once the baseline is in).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 WORK_ROOT="${WORK_ROOT:-$root/work}"
 A="transformer_seed2 rel_seed2 dep_rel_seed2 pascal_seed2 sh_seed2 dbsa_enc_seed2 dbsa_sync_seed2 syncattn_seed2
-   transformer_seed3 rel_seed3 dep_rel_seed3 pascal_seed3 sh_seed3 dbsa_enc_seed3 dbsa_sync_seed3 syncattn_seed3"
+   transformer_seed3 rel_seed3 dep_rel_seed3 pascal_seed3 sh_seed3 dbsa_enc_seed3 dbsa_sync_seed3 syncattn_seed3
+   cky_lstm_lr001_seed3"
 B_EN_JA="transformer_seed2 rel_seed2 dep_rel_seed2 pascal_wat_seed2 sh_seed2
          transformer_seed3 rel_seed3 dep_rel_seed3 pascal_wat_seed3 sh_seed3"
-B_JA_EN="lstm_luong_lr001_seed2 cky_lstm_lr001_seed2 lstm_luong_lr001_seed3 cky_lstm_lr001_seed3"
+B_JA_EN="lstm_luong_lr001_seed2 lstm_luong_lr001_seed3 cky_lstm_lr001_seed2 cky_lstm_lr001_seed3"
 
 this_cpu() { sed -n 's/^model name[[:space:]]*: *//; T; s/[[:space:]]*$//; p' /proc/cpuinfo 2> /dev/null | head -1; }
 
