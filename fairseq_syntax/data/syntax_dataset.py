@@ -127,11 +127,15 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
         request: SyntaxRequest,
         src_syntax: Optional[SideSyntax] = None,
         tgt_syntax: Optional[SideSyntax] = None,
+        stable_rows: bool = False,
     ):
         super().__init__(dataset)
         self.request = request
         self.src_syntax = src_syntax
         self.tgt_syntax = tgt_syntax
+        # decoding raw lines: rows of equal source length in dataset order (fairseq's length sort is not stable;
+        # fairseq-interactive finds each row's parse again by its tokens, in line order: :func:`stable_rows`)
+        self.stable_rows = stable_rows
         for attr in ("append_bos", "remove_eos_from_source"):
             if getattr(dataset, attr, False):
                 raise SyntaxDataError(
@@ -141,6 +145,13 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
         tokens = TokenPairs(dataset)
         self._tokens = tokens if tokens.collates() else None  # fairseq's own path otherwise
         self._read_tokens = tokens.reads()
+
+    def ordered_indices(self):
+        """fairseq's order (shuffled, then by length); with ``stable_rows``, by source length and, within one
+        length, by index: fairseq-interactive's lines of one length come in line order across its batches."""
+        if not self.stable_rows:
+            return self.dataset.ordered_indices()
+        return np.argsort(self.dataset.src_sizes, kind="mergesort")
 
     def batch_by_size(self, indices, max_tokens=None, max_sentences=None, required_batch_size_multiple=1):
         """fairseq's batching, without losing the last batch.
@@ -200,6 +211,8 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
             batch = self._tokens.collate(samples, **kwargs)
         else:
             batch = self.dataset.collater(samples, **kwargs)
+        if self.stable_rows and batch:
+            batch = stable_rows(batch)
         if not batch or "syntax" not in samples[0]:
             return batch
         by_id = {s["id"]: s["syntax"] for s in samples}
@@ -227,6 +240,30 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
             if name in out:
                 batch["net_input"][name] = out[name]
         return batch
+
+
+def stable_rows(batch: dict) -> dict:
+    """The batch's rows by source length, longest first, and rows of one length by dataset index.
+
+    fairseq sorts a batch's rows with ``src_lengths.sort(descending=True)``, which on the CPU does not keep the
+    order of equal lengths (from about 64 rows on). fairseq-interactive hands the model the tokens alone, and
+    the task finds each row's parse again by its token ids, taking lines of identical ids in line order: two
+    lines that differ only outside the vocabulary would swap their trees. Every tensor of the batch and of its
+    ``net_input`` with one entry per row is permuted alike.
+    """
+    ids = batch["id"]
+    order = np.lexsort((ids.numpy(), -batch["net_input"]["src_lengths"].numpy()))
+    if np.array_equal(order, np.arange(len(order))):
+        return batch
+    perm = torch.from_numpy(order)
+
+    def take(d):
+        return {k: v.index_select(0, perm) if torch.is_tensor(v) and v.dim() and v.size(0) == len(order) else v
+                for k, v in d.items()}
+
+    out = take(batch)
+    out["net_input"] = take(batch["net_input"])
+    return out
 
 
 def collate_rows(side: SideSyntax, fields, strategy: str, width: int, left_pad: bool, prefix: str = "src_"):

@@ -100,7 +100,10 @@ class RawInput:
             if str(self.cfg.inference_parser) not in ("auto", "self"):  # an explicit parser parses raw text too
                 backend = str(self.cfg.inference_parser)
                 spec = self.record.language(self.cfg.source_lang, self.data_dir)
-                pretok = bool((spec.parser or {}).get("options", {}).get("pretokenized")) or backend == "conllu"
+                # the tokens are made before it (given, kytea, moses: the record's tokenizer, as in training)
+                # unless the parser made them: it parses them as they are, never tokenises them again
+                pretok = (spec.tokenizer != "parser" or backend == "conllu"
+                          or bool((spec.parser or {}).get("options", {}).get("pretokenized")))
                 override = {"backend": backend, "options": backend_options(
                     backend, lang=self.cfg.inference_parser_lang or self.cfg.source_lang,
                     model=self.cfg.inference_parser_model, model_dir=self.cfg.inference_parser_model,
@@ -125,6 +128,40 @@ class RawInput:
     def self_parsed(self) -> bool:
         """--inference-parser self: the model takes its tree from its own parse head, none is made here."""
         return str(self.cfg.inference_parser) == "self"
+
+    def check_given_segmentation(self, bpe_args) -> None:
+        """fairseq-interactive with its own ``--bpe`` (``bpe_args``) or ``--tokenizer`` and no ``--bpe`` (None): the
+        input must come out segmented as the data-bin's source was. A ``--bpe`` other than the record's (another
+        kind, or subword-nmt codes other than the data-bin's, byte for byte) is refused: it segments the input into
+        subwords the model did not train on, and decoding went on. ``--tokenizer`` alone on a BPE'd data-bin
+        leaves the input unsegmented: said once, as the input may be BPE'd already."""
+        import filecmp
+        import logging
+
+        if self.record is None:
+            return
+        recorded = self.record.bpe_codes(self.cfg.source_lang, self.data_dir)
+        drop = "or drop --bpe and --tokenizer: raw text is then encoded as the data-bin's record says"
+        if bpe_args is None:
+            if recorded is not None and self.tokenizer_given:
+                logging.getLogger(__name__).warning(
+                    "--tokenizer without --bpe: the input is not BPE'd here, and this data-bin's source was (codes "
+                    "%s): give BPE'd input, add --bpe subword_nmt --bpe-codes %s, %s", recorded, recorded, drop)
+            return
+        name = getattr(bpe_args, "_name", None)
+        if recorded is None:
+            raise SyntaxDataError(os.path.join(self.data_dir, RECORD_FILE), f"--bpe {name}: this data-bin's source "
+                                  f"has no BPE (its units are words): {drop}")
+        given = getattr(bpe_args, "bpe_codes", None)
+        if name != "subword_nmt" or not given:
+            raise SyntaxDataError(os.path.join(self.data_dir, RECORD_FILE), f"--bpe {name}: this data-bin's source "
+                                  f"was segmented by subword-nmt with {recorded}: give --bpe subword_nmt --bpe-codes "
+                                  f"{recorded}, {drop}")
+        if not os.path.exists(given):
+            raise SyntaxDataError(given, "--bpe-codes: no such file")
+        if not filecmp.cmp(given, recorded, shallow=False):
+            raise SyntaxDataError(given, f"--bpe-codes: not the codes this data-bin was made with ({recorded}): "
+                                  f"give those, {drop}")
 
     def recorded_text(self) -> RecordedText:
         """The record's text processing: output detokenised as the training text was written."""
@@ -153,8 +190,9 @@ class RawInput:
             raise SystemExit(f"error: {e}") from None
         # fairseq-interactive hands inference_step the batch's tokens alone (its own Batch drops every other
         # field): the parse of each line is found again there by the line's token ids; lines whose ids are the
-        # same (a character outside the vocabulary can make two lines so) are taken in input order, as
-        # fairseq's length sort is stable
+        # same (a character outside the vocabulary can make two lines so) are taken in input order, the order
+        # their rows come in (batches by ascending length, fairseq's ordered_indices sorts stably; rows within
+        # a batch put back in that order by dataset_for_inference's stable_rows)
         self._sources = {}
         for src in encoded.sources:
             self._sources.setdefault(tuple(src.ids.tolist()), []).append(src)
@@ -166,7 +204,7 @@ class RawInput:
             return base
         side = side_from_rows([(s.words, s.heads, s.labels) for s in sources.sources], self.task.src_label_dict,
                               "input")
-        return SyntaxLanguagePairDataset(base, self.task.syntax_request, side, None)
+        return SyntaxLanguagePairDataset(base, self.task.syntax_request, side, None, stable_rows=True)
 
     # --- token input --------------------------------------------------------------------------------------------
     def add_missing_source_inputs(self, sample) -> None:

@@ -175,6 +175,8 @@ class SyntaxTranslationTask(TranslationTask):
                 and self.record is not None and not self.datasets):
             self.raw_input.raw_text = True
             return self.raw_input.recorded_text()
+        if not self.datasets:  # fairseq-interactive with its own --bpe / --tokenizer: the record's segmentation
+            self.raw_input.check_given_segmentation(args if getattr(args, "_name", None) is not None else None)
         return super().build_bpe(args)
 
     def build_tokenizer(self, args):
