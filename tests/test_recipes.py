@@ -482,25 +482,26 @@ def test_a_model_in_training_or_evaluation_is_not_trained_or_evaluated_again_bes
     holder, before they write anything; a model decoding another's checkpoint (dep_rel_self_own decodes
     dep_rel_self's) shares that one's lock with other decoders but not with its training."""
     work = str(tmp_path)
+    (tmp_path / "main" / "data-bin").mkdir(parents=True)
+    (tmp_path / "main" / "data-bin" / ".prepared").touch()  # train.sh's lock comes after its data-bin check
     lock = os.path.join(work, "locks", "dep_rel_self.lock")
     holder = _hold(lock)
-    for step in ("train", "evaluate"):
-        p = recipe("tanaka-ja-en", step, "dep_rel_self", check=False, fork=False, WORK=work)
+    for step, model in (("train", "dep_rel_self"), ("evaluate", "dep_rel_self"), ("evaluate", "dep_rel_self_own")):
+        p = recipe("tanaka-ja-en", step, model, check=False, fork=False, WORK=work)
         assert p.returncode == 1 and "dep_rel_self is being trained or evaluated by another run" in p.stderr, p.stderr
         assert "pid 12345 on elsewhere: train.sh dep_rel_self" in p.stderr
-    p = recipe("tanaka-ja-en", "evaluate", "dep_rel_self_own", check=False, fork=False, WORK=work)
-    assert "dep_rel_self is being trained or evaluated by another run" in p.stderr, p.stderr
     holder.close()  # the kernel drops the lock with its last descriptor: no stale lock to remove
-    p = recipe("tanaka-ja-en", "train", "dep_rel_self", check=False, fork=False, WORK=work)
-    assert p.returncode == 1 and "run prepare.sh first" in p.stderr and "another run" not in p.stderr
+    p = recipe("tanaka-ja-en", "evaluate", "dep_rel_self", check=False, fork=False, WORK=work)
+    assert p.returncode == 1 and "no checkpoint in" in p.stderr and "another run" not in p.stderr, p.stderr
     holder = _hold(lock, shared=True)  # another decoder of its checkpoint: this one goes on (to its next check)
     p = recipe("tanaka-ja-en", "evaluate", "dep_rel_self_own", check=False, fork=False, WORK=work)
     assert "no checkpoint in" in p.stderr and "another run" not in p.stderr, p.stderr
-    p = recipe("tanaka-ja-en", "train", "dep_rel_self", check=False, fork=False, WORK=work)
-    assert "being trained or evaluated by another run" in p.stderr
-    p = recipe("tanaka-ja-en", "train", "dep_rel_self", check=False, fork=False, WORK=work,
+    for step in ("train", "evaluate"):  # ... but neither its training nor its own evaluation
+        p = recipe("tanaka-ja-en", step, "dep_rel_self", check=False, fork=False, WORK=work)
+        assert "being trained or evaluated by another run" in p.stderr, (step, p.stderr)
+    p = recipe("tanaka-ja-en", "evaluate", "dep_rel_self", check=False, fork=False, WORK=work,
                FAIRSEQ_SYNTAX_MODEL_LOCK=lock)  # its queue holds the lock for it
-    assert "run prepare.sh first" in p.stderr, p.stderr
+    assert "no checkpoint in" in p.stderr, p.stderr
     holder.close()
 
 

@@ -364,13 +364,13 @@ model_lock() {  # $1 = model, $2 = exclusive | shared: one run at a time writes 
 recipe_train() {
   model_of "${1:-}"
   local m=$1; shift
-  model_lock "$m"
   if [ -n "${CHECKPOINT_OF[$m]:-}" ]; then  # nothing of its own to train (a queue passes over it)
     [ -d "$WORK/checkpoints/${CHECKPOINT_OF[$m]}" ] || die "$m decodes ${CHECKPOINT_OF[$m]}'s checkpoint: train ${CHECKPOINT_OF[$m]} first"
     log "$m decodes ${CHECKPOINT_OF[$m]}'s checkpoint: nothing to train (evaluate.sh $m)"; return 0
   fi
   local bin="$DATA_WORK/${DATA[$m]}/data-bin" sample=() extra=()
   require_prepared "$bin"
+  model_lock "$m"
   if [ "$SAMPLE" = 1 ]; then  # the paper's model, narrowed to run in seconds on CPU
     if [[ "${TRAIN[$m]}" == *lstm* ]]; then sample=(--embed-dim 32)
     else sample=(--encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64)
