@@ -145,3 +145,16 @@ def test_a_split_compound_comes_back_whole(tmp_path):
     src.write_text("Eine Frau im T - Shirt .\n", encoding="utf-8")
     detok_main(["-l", "de", "-i", str(src), "-o", str(out)])
     assert out.read_text(encoding="utf-8") == "Eine Frau im T-Shirt.\n"
+
+
+def test_the_scores_do_not_wait_on_matplotlib(systems, tmp_path, monkeypatch, capsys):
+    """A bare GPU machine has no matplotlib: --json is written and --plot is left out with a line saying so
+    (the plot came first, so every evaluate.sh of the GPU table would have lost its scores)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    out, png = tmp_path / "scores.json", tmp_path / "len.png"
+    main(["--hyp", systems["sys"], "--ref", systems["ref"], "--bootstrap-samples", "10", "--plot", str(png),
+          "--json", str(out)])
+    assert json.load(open(out))["bleu"] > 0 and not png.exists()
+    assert "no plot" in capsys.readouterr().err

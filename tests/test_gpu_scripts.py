@@ -86,13 +86,32 @@ def test_tanaka_base_table_dry_run_on_the_cpu(tmp_path):
     summary = json.load(open(os.path.join(out, "tanaka_base.json")))
     assert summary["updates"] == 2 and summary["train"]["dbsa_enc"]["exit"] == 0, p.stderr
     assert "--max-update 2 --warmup-updates 1" in summary["extra_train_args"]
+    assert "--stop-time-hours 0.03056" in summary["extra_train_args"]  # (300 - 150 - 40) s of training
+    assert summary["scored"] == ["transformer", "dbsa_enc"]
+    assert summary["decode_args"] == "--max-len-a 1.5 --max-len-b 10"
+    assert summary["environment"]["device"] == "cpu" and summary["environment"]["torch"]
+    assert os.path.exists(os.path.join(out, "logs", "dbsa_enc.train.log"))  # under OUT, as they were written
+    assert "'max_len_a': 1.5" in open(os.path.join(tmp_path / "base", "eval", "dbsa_enc", "generate.log")).read()
     with tarfile.open(os.path.join(out, "tanaka_base.tar.gz")) as tar:
         names = tar.getnames()
         row = json.load(tar.extractfile("results/dbsa_enc.json"))
-    assert {"results/transformer.json", "results/translations/dbsa_enc.txt", "logs/dbsa_enc.train.log"} <= set(names)
+    assert {"results/transformer.json", "results/translations/dbsa_enc.txt"} <= set(names)
     assert row["baseline"] == "transformer" and row["training"]["last"]["updates"] == 2
     assert "p_value" in json.dumps(row["sets"]["test"]["bootstrap"]) and "ribes" in row["sets"]["test"]
     assert "encoder" in row["uas"]
+
+
+def test_a_step_past_its_time_is_killed_with_its_children(tmp_path):
+    """tanaka_base.run: a command (and what it started) still running at its limit is killed and reported as
+    "timeout", so that the table step keeps to its budget and hands back what it has."""
+    import time
+
+    start = time.time()
+    code, seconds = tanaka_base.run(["bash", "-c", "sleep 60 & sleep 60"], str(tmp_path / "x.log"), dict(os.environ),
+                                    timeout=1)
+    assert code == "timeout" and seconds < 10 and time.time() - start < 10
+    assert "killed at its time limit" in (tmp_path / "x.log").read_text()
+    assert tanaka_base.run(["true"], str(tmp_path / "y.log"), dict(os.environ), timeout=30)[0] == 0
 
 
 def test_the_tables_updates_fit_the_time_from_the_speed_figures(tmp_path):

@@ -6,7 +6,11 @@
 #
 # Writes CARRY [.carry] (git-ignored; name it in the device tool's carry):
 #   wheels/                   hydra-core, omegaconf, antlr4 (built here: its release is a source archive),
-#                             bitarray (built for the device's Python), subword-nmt, sacremoses, mock, nltk (RIBES)
+#                             bitarray (built for the device's Python), subword-nmt, sacremoses, mock, nltk and
+#                             regex (RIBES: nltk.translate imports regex), sacreBLEU at this environment's
+#                             version with lxml, portalocker, tabulate, colorama (the device's own sacreBLEU, if
+#                             any, of unknown version: the paired bootstrap needs 2.x, and the scores match
+#                             the CPU tables' when the version does)
 #   fairseq_fixed-*.tar.gz    fairseq's source (install.py builds the parts fairseq-syntax uses)
 #   tanaka/                   the recipe's WORK reduced to what training and scoring read: main/data-bin,
 #                             main/work/test.tok.{ja,en}, raw/test.{ja,en}
@@ -28,7 +32,8 @@ pip="python -m pip --disable-pip-version-check -q"
 abi="cp${PYTHON_VERSION/./}"
 $pip download --no-deps --only-binary=:all: --python-version "$PYTHON_VERSION" --implementation cp --abi "$abi" \
   --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 \
-  -d "$CARRY.tmp/wheels" bitarray hydra-core==1.3.2 omegaconf==2.3.0 subword-nmt sacremoses mock nltk
+  -d "$CARRY.tmp/wheels" bitarray hydra-core==1.3.2 omegaconf==2.3.0 subword-nmt sacremoses mock nltk regex \
+  "sacrebleu==$(python -c 'import sacrebleu; print(sacrebleu.__version__)')" lxml portalocker tabulate colorama
 $pip wheel --no-deps -w "$CARRY.tmp/wheels" antlr4-python3-runtime==4.9.3
 $pip download --no-deps --no-binary :all: --no-build-isolation -d "$CARRY.tmp" fairseq-fixed==0.12.3.1
 say "wheels: $(ls "$CARRY.tmp/wheels" | tr '\n' ' ')"

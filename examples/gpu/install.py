@@ -101,8 +101,11 @@ def environment(target):
 
 def check(target):
     env = dict(os.environ, **environment(target))
+    # what the steps import besides the plugin: sacreBLEU's paired bootstrap (version 2) and NLTK's RIBES, for
+    # every evaluate.sh of the table step (a failure here costs seconds, not the trainings before the scoring)
     code = ("import torch, fairseq, fairseq_syntax.plugin; from fairseq.data import data_utils_fast; "
-            "from fairseq import libbleu; print('fairseq', fairseq.__version__, 'torch', torch.__version__, "
+            "from fairseq import libbleu; import sacrebleu.significance, nltk.translate.ribes_score; "
+            "print('fairseq', fairseq.__version__, 'torch', torch.__version__, "
             "'cuda', torch.version.cuda, 'gpu', torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)")
     out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
     log(out.stdout.strip())

@@ -11,8 +11,13 @@ or, without it, ``--updates``. Warm-up is a quarter of the updates (the recipe's
 
     python3 examples/gpu/tanaka_base.py --data .carry/tanaka --out $OUT --budget 400
 
-Writes OUT/tanaka_base.json (the setting, each model's updates, times and exit) and OUT/tanaka_base.tar.gz (the
-results folder: MODEL.json and translations/, and the logs).
+The budget is a deadline, not an estimate: each training also stops at fairseq's ``--stop-time-hours`` (the
+seconds left for training; it validates and saves as at its last update) and is killed past it; each
+evaluation is killed at the time left before collecting. Decoding caps its length (``--max-len-a 1.5
+--max-len-b 10``: an undertrained model would loop to 200 tokens at beam 4). OUT/tanaka_base.json is written
+after every phase (the setting, the machine and commit, each model's updates, times and exit), the logs go
+to OUT/logs as they are written, and each scored model's JSON and translations to OUT/results: a command
+killed at the device's limit still hands back what it did. OUT/tanaka_base.tar.gz packs OUT/results at the end.
 """
 import argparse
 import json
@@ -29,6 +34,8 @@ MODELS = ("transformer", "rel", "dep_rel", "pascal", "dbsa_enc", "syncattn")
 #: seconds kept for decoding, scoring and collecting after training, and for the processes' start
 AFTER_TRAINING = 150
 START = 40
+#: seconds kept after the evaluations for the results table and the archive
+COLLECT = 20
 #: the GPU's time per update when the processes share it: the sum of their step times, times this (the
 #: processes' CPU work, validation and the final save)
 SHARING_OVERHEAD = 1.4
@@ -54,11 +61,38 @@ def updates_for(models, speed_json, train_seconds, fallback):
     return fallback, "--updates (no speed figures for every model)"
 
 
-def run(cmd, log_path, env):
+def run(cmd, log_path, env, timeout=None):
+    """(exit code, or "timeout" when killed at ``timeout`` seconds with its whole process group; seconds)."""
+    import signal
+
     start = time.time()
     with open(log_path, "w", encoding="utf-8") as f:
-        code = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+        proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            code = proc.wait(timeout=None if timeout is None else max(1.0, timeout))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            code = "timeout"
+            f.write(f"\n[tanaka_base.py] killed at its time limit ({timeout:.0f} s)\n")
     return code, round(time.time() - start, 1)
+
+
+def write_summary(out, summary, start):
+    summary["seconds"] = round(time.time() - start, 1)
+    path = os.path.join(out, "tanaka_base.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
+def environment(cpu):
+    """The machine and code, as device_check.py records them (commit: git, or FAIRSEQ_SYNTAX_COMMIT)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from device_check import environment as device_environment
+
+    return device_environment("cpu" if cpu else "cuda")
 
 
 def main(argv=None):
@@ -78,36 +112,45 @@ def main(argv=None):
     p.add_argument("--cpu", action="store_true", help="the dry run: train on the CPU")
     args = p.parse_args(argv)
     start = time.time()
+    deadline = start + args.budget
     models = args.models.split(",")
     if models[0] != "transformer":
         sys.exit("error: --models: the transformer first (every other model is tested against it)")
     work = args.work
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(args.data, work)
-    logs = os.path.join(work, "logs")
-    os.makedirs(logs)
+    os.makedirs(args.out, exist_ok=True)
+    logs = os.path.join(args.out, "logs")  # under OUT as they are written: a killed command still hands them back
+    os.makedirs(logs, exist_ok=True)
     train_seconds = args.budget - AFTER_TRAINING - START
     n, why = updates_for(models, args.speed, train_seconds, args.updates)
     warmup = max(1, n // 4)
     extra = (f"--max-update {n} --warmup-updates {warmup} --no-epoch-checkpoints --save-interval 100000 "
-             f"--validate-interval 100000 --log-interval 25" + (" --cpu --num-workers 0" if args.cpu else
-                                                                " --fp16 --num-workers 2"))
+             f"--validate-interval 100000 --log-interval 25 --stop-time-hours {train_seconds / 3600:.5f}"
+             + (" --cpu --num-workers 0" if args.cpu else " --fp16 --num-workers 2"))
+    decode = "--max-len-a 1.5 --max-len-b 10"
     env = dict(os.environ, WORK=work, SIZE=args.size, MAX_TOKENS="8192" if not args.cpu else "1024", GPUS="1",
                EXTRA_TRAIN_ARGS=extra, FAIRSEQ_SYNTAX_VENV=os.environ.get("FAIRSEQ_SYNTAX_VENV", "none"),
                OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    summary = {"models": models, "updates": n, "warmup": warmup, "updates_chosen": why, "size": args.size,
-               "extra_train_args": extra, "budget_seconds": args.budget, "train": {}, "evaluate": {}}
-    log(f"{len(models)} models side by side, {n} updates each ({why})")
+    summary = {"environment": environment(args.cpu), "models": models, "updates": n, "warmup": warmup,
+               "updates_chosen": why, "size": args.size, "extra_train_args": extra, "decode_args": decode,
+               "budget_seconds": args.budget, "train": {}, "evaluate": {}}
+    write_summary(args.out, summary, start)
+    log(f"{len(models)} models side by side, {n} updates each ({why}); training stops by {train_seconds:.0f} s")
     recipe = os.path.join(ROOT, "examples", "tanaka-ja-en")
+    train_limit = train_seconds + START  # fairseq's own stop comes first; this kills a process that hangs
     with ThreadPoolExecutor(len(models)) as pool:
         done = dict(zip(models, pool.map(lambda m: run(["bash", os.path.join(recipe, "train.sh"), m],
-                                                        os.path.join(logs, f"{m}.train.log"), env), models)))
+                                                        os.path.join(logs, f"{m}.train.log"), env, train_limit),
+                                         models)))
     for m, (code, seconds) in done.items():
         summary["train"][m] = {"exit": code, "seconds": seconds}
         log(f"trained {m}: exit {code}, {seconds} s")
+    write_summary(args.out, summary, start)
     trained = [m for m in models if done[m][0] == 0]
-    evaluate = lambda m: run(["bash", os.path.join(recipe, "evaluate.sh"), m],  # noqa: E731
-                             os.path.join(logs, f"{m}.evaluate.log"), env)
+    left = lambda: deadline - time.time() - COLLECT  # noqa: E731
+    evaluate = lambda m: run(["bash", os.path.join(recipe, "evaluate.sh"), m, *decode.split()],  # noqa: E731
+                             os.path.join(logs, f"{m}.evaluate.log"), env, left())
     results = {}
     if "transformer" in trained:
         results["transformer"] = evaluate("transformer")  # the baseline first: the others are tested against it
@@ -117,23 +160,20 @@ def main(argv=None):
     for m, (code, seconds) in results.items():
         summary["evaluate"][m] = {"exit": code, "seconds": seconds}
         log(f"evaluated {m}: exit {code}, {seconds} s")
+    write_summary(args.out, summary, start)
     scored = [m for m in models if results.get(m, (1,))[0] == 0]
-    folder = os.path.join(work, "results")
+    folder = os.path.join(args.out, "results")
     if scored:
         table = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "recipes", "results_table.py"),
                                 "--work", work, "--models", *scored, "--ribes", "--out", folder],
                                capture_output=True, text=True, env=env)
         summary["table"] = table.stdout
         log("table:\n" + table.stdout + table.stderr[-2000:])
-    os.makedirs(args.out, exist_ok=True)
-    with tarfile.open(os.path.join(args.out, "tanaka_base.tar.gz"), "w:gz") as tar:
-        if os.path.isdir(folder):
+    if os.path.isdir(folder):
+        with tarfile.open(os.path.join(args.out, "tanaka_base.tar.gz"), "w:gz") as tar:
             tar.add(folder, arcname="results")
-        tar.add(logs, arcname="logs")
-    summary["seconds"] = round(time.time() - start, 1)
-    with open(os.path.join(args.out, "tanaka_base.json"), "w", encoding="utf-8") as f:
-        json.dump(summary, f, indent=1)
-        f.write("\n")
+    summary["scored"] = scored
+    write_summary(args.out, summary, start)
     log(f"done in {summary['seconds']} s: {len(scored)} of {len(models)} models scored")
     return 0 if len(scored) == len(models) else 1
 

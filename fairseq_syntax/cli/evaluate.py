@@ -8,6 +8,7 @@ epilog of ``--help``).
 """
 import argparse
 import json
+import sys
 
 from fairseq_syntax.cli import run
 from fairseq_syntax.errors import SyntaxDataError
@@ -55,12 +56,17 @@ def main(argv=None):
     r = evaluate(named[args.hyp], named[args.ref], named.get(args.baseline), named.get(args.source), args.tokenize,
                  bounds, args.bootstrap_samples, args.ribes)
     print(format_report(r))
-    if args.plot:
-        plot_by_length(r, args.plot)
-        print(f"wrote {args.plot}")
-    if args.json:
+    if args.json:  # before the plot: the scores do not wait on a plotting library
         with open(args.json, "w") as f:
             json.dump(r, f, indent=1)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:  # a bare GPU machine: the scores stand, the picture is left out and said so
+            print(f"no plot ({args.plot}): matplotlib is not installed", file=sys.stderr)
+        else:
+            plot_by_length(r, args.plot)
+            print(f"wrote {args.plot}")
     return r
 
 
