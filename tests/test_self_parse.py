@@ -4,6 +4,8 @@ markers, word-level arc scores as induce-parses scores them, Eisner's best singl
 depths and middle parents of a hand-worked tree in batch coordinates (left padding, a word of two subwords)."""
 import functools
 import itertools
+import os
+import re
 
 import numpy as np
 import pytest
@@ -283,6 +285,28 @@ def test_generate_decodes_with_its_own_tree_or_the_datas(data_bin, self_parsing_
     data = run(generate_cmd(data_bin, str(self_parsing_checkpoint)))
     n_own, n_data = (len(re.findall(r"^H-\d+\t", p.stdout, flags=re.M)) for p in (own, data))
     assert n_own == n_data == 21
+
+
+def test_generate_decodes_parser_free_a_split_binarized_without_any_parse(data_bin, self_parsing_checkpoint,
+                                                                         tmp_path):
+    """A new test set binarized without syntax files (no parser anywhere): fairseq-generate with
+    --inference-parser self decodes it with the model's own tree; without it the missing files are named."""
+    import glob
+    import shutil
+
+    from helpers import generate_cmd, run
+
+    bare = tmp_path / "bare"
+    shutil.copytree(data_bin, bare)
+    syntax = [f for f in glob.glob(str(bare / "test.*")) if any(f".{k}." in os.path.basename(f)
+                                                               for k in ("words", "heads", "labels"))]
+    assert syntax
+    for f in syntax:
+        os.remove(f)
+    own = run(generate_cmd(str(bare), str(self_parsing_checkpoint), ["--inference-parser", "self"]))
+    assert len(re.findall(r"^H-\d+\t", own.stdout, flags=re.M)) == 21
+    refused = run(generate_cmd(str(bare), str(self_parsing_checkpoint)), check=False)
+    assert refused.returncode != 0 and "syntax datasets are missing" in refused.stderr
 
 
 def test_raw_text_without_any_parser_package(data_bin, self_parsing_checkpoint):

@@ -24,7 +24,7 @@ read from it, so they need not be repeated at decoding time. Input without synta
 import logging
 import os
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import List, Optional
 
 import torch
@@ -266,14 +266,19 @@ class SyntaxTranslationTask(TranslationTask):
             check_mmap_dataset(prefix)
         super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
         base = self.datasets[split]
+        request = self.syntax_request
+        if self.raw_input.self_parsed and split != self.cfg.train_subset:
+            # parser-free decoding: the model reads its own parse head's tree, so a split decoded this way needs
+            # no source parse (a new test set is binarized without one: no parser anywhere)
+            request = replace(request, inputs=frozenset(x for x in request.inputs if not x.startswith("src_")))
         sides = {}
         for side, lang, sizes in (("source", src, base.src_sizes), ("target", tgt, base.tgt_sizes)):
             if side == "source" or base.tgt is not None:
                 label_dict = self.src_label_dict if side == "source" else self.tgt_label_dict
                 sides[side] = load_side(data_path, split, src, tgt, lang, side, sizes, combine, label_dict,
-                                        self.syntax_request, self.cfg.upsample_primary)
+                                        request, self.cfg.upsample_primary)
         src_syn, tgt_syn = sides["source"], sides.get("target")
-        self.datasets[split] = SyntaxLanguagePairDataset(base, self.syntax_request, src_syn, tgt_syn)
+        self.datasets[split] = SyntaxLanguagePairDataset(base, request, src_syn, tgt_syn)
 
     def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None):
         """Decoding; source syntax inputs missing from the batch are parsed on the fly, and an empty source
