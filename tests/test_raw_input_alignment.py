@@ -38,13 +38,18 @@ def _raw_input(folder, n):
     d = Dictionary()
     d.add_symbol("a")
     d.add_symbol("b")
-    cfg = types.SimpleNamespace(data=str(folder), inference_parser="auto", inference_parser_lang=None,
-                                inference_parser_model=None, source_lang="en", target_lang="de",
+    return RawInput(_depths_task(folder, d)), lines, d
+
+
+def _depths_task(folder, dictionary, parser="auto", parser_model=None):
+    """A stand-in for the task RawInput serves: En->De on the data-bin ``folder``, a model reading source
+    depths."""
+    cfg = types.SimpleNamespace(data=str(folder), inference_parser=parser, inference_parser_lang=None,
+                                inference_parser_model=parser_model, source_lang="en", target_lang="de",
                                 max_source_positions=1024)
-    task = types.SimpleNamespace(cfg=cfg, src_dict=d, src_label_dict=None, model_max_source_positions=[],
+    return types.SimpleNamespace(cfg=cfg, src_dict=dictionary, src_label_dict=None, model_max_source_positions=[],
                                  syntax_request=SyntaxRequest(source=frozenset({"depths"}),
                                                               inputs=frozenset({"src_depths"})))
-    return RawInput(task), lines, d
 
 
 @pytest.mark.parametrize("batch_size", [200, 16])  # one batch; several, each line's ids in each
@@ -93,13 +98,7 @@ def test_a_parser_named_at_decoding_parses_the_recorded_tokens_as_they_are(tmp_p
     model = require_shared("models", "en_ewt_udpipe_small.udpipe")
     PreparationRecord(languages={"en": LanguageRecord(tokenizer=tokenizer),
                                  "de": LanguageRecord(tokenizer="given")}).save(str(tmp_path))
-    d = Dictionary()
-    cfg = types.SimpleNamespace(data=str(tmp_path), inference_parser="udpipe", inference_parser_lang=None,
-                                inference_parser_model=model, source_lang="en", target_lang="de",
-                                max_source_positions=1024)
-    task = types.SimpleNamespace(cfg=cfg, src_dict=d, src_label_dict=None, model_max_source_positions=[],
-                                 syntax_request=SyntaxRequest(source=frozenset({"depths"}),
-                                                              inputs=frozenset({"src_depths"})))
+    task = _depths_task(tmp_path, Dictionary(), parser="udpipe", parser_model=model)
     line = "it costs 5km/h and/or $5 ." if tokenizer == "given" else "I don't know & care ."
     (src,) = RawInput(task).encode([line]).sources
     expected = line.split() if tokenizer == "given" else ["I", "don", "&apos;t", "know", "&amp;", "care", "."]
