@@ -102,3 +102,33 @@ def test_an_ensemble_of_checkpoints_trained_with_other_options_is_refused(data_b
     with pytest.raises(OptionError, match=r"trained with different --parent-strategy \(first and auto\)"):
         load()
     assert load("--parent-strategy", "middle").syntax_request.strategy_of("source") == "middle"
+
+
+def test_a_checkpoint_read_with_another_data_bins_dictionary_is_refused(data_bin, trained, tmp_path):
+    """A data-bin whose dictionary has the training's size but another order (re-prepared on other data, a
+    label set in another order) maps every index to another token: fairseq loads the weights without a word and
+    decodes garbage. The checkpoint's task state carries a digest of each dictionary: refused, naming the file;
+    the data-bin it was trained on loads."""
+    import shutil
+
+    from fairseq import checkpoint_utils, tasks
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq.options import get_generation_parser, parse_args_and_arch
+
+    from fairseq_syntax.errors import SyntaxDataError
+
+    def load(folder):
+        args = parse_args_and_arch(get_generation_parser(interactive=True), [
+            str(folder), "--user-dir", USER_DIR, "--task", "syntax_translation", "--path", str(trained), "--cpu",
+            "-s", "src", "-t", "tgt"])
+        task = tasks.setup_task(convert_namespace_to_omegaconf(args).task)
+        checkpoint_utils.load_model_ensemble([str(trained)], task=task)
+
+    load(data_bin)
+    other = tmp_path / "other"
+    shutil.copytree(data_bin, other)
+    lines = (other / "dict.tgt.txt").read_text().splitlines(keepends=True)
+    lines[0], lines[1] = lines[1], lines[0]  # same size, two tokens swapped
+    (other / "dict.tgt.txt").write_text("".join(lines))
+    with pytest.raises(SyntaxDataError, match=r"dict\.tgt\.txt: not the dictionary this checkpoint was trained"):
+        load(other)

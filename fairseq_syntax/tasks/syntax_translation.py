@@ -59,6 +59,8 @@ logger = logging.getLogger(__name__)
 
 #: the key of the training command's syntax options in a checkpoint's task state (SyntaxTranslationTask.state_dict)
 SAVED_SYNTAX_OPTIONS = "fairseq_syntax_options"
+#: task_state key: a digest of each dictionary the model was trained with (its token and label indices)
+SAVED_DICTIONARIES = "fairseq_syntax_dictionaries"
 
 _FIELDS_HELP = (
     "comma list of syntax fields to collate for this side: "
@@ -307,14 +309,41 @@ class SyntaxTranslationTask(TranslationTask):
         state[SAVED_SYNTAX_OPTIONS] = {"parent_strategy": str(self.cfg.parent_strategy),
                                        "source_syntax": str(self.cfg.source_syntax),
                                        "target_syntax": str(self.cfg.target_syntax)}
+        state[SAVED_DICTIONARIES] = self._dictionary_digests()
         return state
+
+    def _dictionary_digests(self) -> dict:
+        """File name -> a digest of the dictionary's symbols in index order, for each dictionary of the task."""
+        import hashlib
+
+        out = {}
+        for lang, d, labels in ((self.cfg.source_lang, self.src_dict, self.src_label_dict),
+                                (self.cfg.target_lang, self.tgt_dict, self.tgt_label_dict)):
+            for name, dictionary in ((f"dict.{lang}.txt", d), (f"dict.{lang}.labels.txt", labels)):
+                if dictionary is not None:
+                    out[name] = hashlib.sha256("\n".join(dictionary.symbols).encode("utf-8")).hexdigest()[:16]
+        return out
+
+    def _check_dictionaries(self, saved) -> None:
+        """A checkpoint read with dictionaries other than its training's (another data-bin of the same sizes)
+        maps every index to another token or label and decodes garbage without an error: refused."""
+        if not isinstance(saved, dict):
+            return  # a checkpoint saved before the digests
+        mine = self._dictionary_digests()
+        differ = sorted(k for k, v in saved.items() if k in mine and mine[k] != v)
+        if differ:
+            raise SyntaxDataError(os.path.join(self.data_dir, differ[0]), "not the dictionary this checkpoint was "
+                                  f"trained with ({', '.join(differ)} differ{'s' if len(differ) == 1 else ''}): "
+                                  "its indices name other tokens or labels; give the data-bin it was trained on")
 
     def load_state_dict(self, state_dict):
         """fairseq calls this once per checkpoint it loads, before it builds that model: the first checkpoint's
         syntax options are adopted; an ensemble whose checkpoints were trained with others is refused, naming
         them, unless this command line gives them."""
         saved = state_dict.get(SAVED_SYNTAX_OPTIONS)
-        super().load_state_dict({k: v for k, v in state_dict.items() if k != SAVED_SYNTAX_OPTIONS})
+        self._check_dictionaries(state_dict.get(SAVED_DICTIONARIES))
+        super().load_state_dict({k: v for k, v in state_dict.items()
+                                 if k not in (SAVED_SYNTAX_OPTIONS, SAVED_DICTIONARIES)})
         if not isinstance(saved, dict):
             return
         first = self._saved_syntax_options
