@@ -100,10 +100,7 @@ class RawInput:
             if str(self.cfg.inference_parser) not in ("auto", "self"):  # an explicit parser parses raw text too
                 backend = str(self.cfg.inference_parser)
                 spec = self.record.language(self.cfg.source_lang, self.data_dir)
-                # the tokens are made before it (given, kytea, moses: the record's tokenizer, as in training)
-                # unless the parser made them: it parses them as they are, never tokenises them again
-                pretok = (spec.tokenizer != "parser" or backend == "conllu"
-                          or bool((spec.parser or {}).get("options", {}).get("pretokenized")))
+                pretok = spec.parses_given_tokens() or backend == "conllu"
                 override = {"backend": backend, "options": backend_options(
                     backend, lang=self.cfg.inference_parser_lang or self.cfg.source_lang,
                     model=self.cfg.inference_parser_model, model_dir=self.cfg.inference_parser_model,

@@ -210,7 +210,7 @@ class RawSourceEncoder:
             for k, toks in zip(todo, self._tokenize([prepared[k] for k in todo])):
                 trees[k] = toks
         elif spec.tokenizer == "parser" or (with_syntax and todo):
-            pretok = bool((spec.parser or {}).get("options", {}).get("pretokenized"))
+            pretok = spec.parses_given_tokens()
             if spec.tokenizer == "moses" and with_syntax:
                 pretok_lines = [" ".join(self._moses_tokens(prepared[k])) for k in todo]
             elif pretok:

@@ -53,6 +53,11 @@ class LanguageRecord:
         if self.normalize not in (None, "moses"):
             raise ValueError(f"normalize must be None or 'moses', not {self.normalize!r}")
 
+    def parses_given_tokens(self) -> bool:
+        """Whether the parser reads tokens made before it (given, kytea, moses; or recorded ``pretokenized``)
+        rather than tokenising raw text itself: at inference too, any parser parses them as they are."""
+        return self.tokenizer != "parser" or bool((self.parser or {}).get("options", {}).get("pretokenized"))
+
 
 @dataclass
 class PreparationRecord:
