@@ -2,7 +2,8 @@
 own interactive command runs, importing the hub leaves the program's logging alone, a bad sentence raises
 (or is blanked with on_error="blank"), nbest gives n translations, a missing data path and --batch-size
 without --buffer-size are one line, input mostly outside the vocabulary is warned about, interactive's errors
-name fairseq's S- id, and a line separator inside a line is refused."""
+name fairseq's S- id, a line separator inside a line is refused, and --constraints are segmented as the target
+side was."""
 import logging
 import os
 import re
@@ -101,3 +102,41 @@ def test_interactive_names_the_s_id_and_refuses_separators(data_bin, checkpoint)
     assert "error: input line 2: holds a line separator (U+2028)" in p.stderr
     assert "(S-1: an empty translation)" in p.stderr
     assert re.search(r"^D-1\t[^\t]*\t$", p.stdout, flags=re.M)
+
+
+def _split_target_word(data_bin):
+    """A target-language word the data-bin's target BPE splits into subwords of its dictionary, and those."""
+    from fairseq.data import Dictionary
+    from subword_nmt.apply_bpe import BPE
+
+    from fairseq_syntax.preparation.record import PreparationRecord
+
+    codes = PreparationRecord.load(data_bin).bpe_codes("tgt", data_bin)
+    with open(codes, encoding="utf-8") as f:
+        bpe = BPE(f)
+    d = Dictionary.load(os.path.join(data_bin, "dict.tgt.txt"))
+    pieces = [w for w in d.symbols[d.nspecial:] if w.endswith("@@")]
+    ends = [w for w in d.symbols[d.nspecial:] if not w.endswith("@@")]
+    for a in pieces:
+        for b in ends:
+            word = a[:-2] + b
+            segmented = bpe.process_line(word)
+            if " " in segmented and all(d.index(p) != d.unk() for p in segmented.split()):
+                return word, segmented
+    raise AssertionError("no target word the BPE splits")
+
+
+def test_interactive_constraints_are_segmented_as_the_target_side(data_bin, checkpoint):  # noqa: F811
+    """fairseq-interactive's --constraints on raw text: a constraint is target-language text, made into the
+    subwords the target side was trained on (it was looked up whole: a word the BPE splits became <unk>, and the
+    decoder was made to write <unk>)."""
+    word, segmented = _split_target_word(data_bin)
+    source = _sentences(data_bin, 1)[0]
+    p = run([tool("fairseq-interactive"), data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation", "--path",
+             str(checkpoint), "--cpu", "--max-len-b", "10", "--beam", "2", "--constraints", "-s", "src", "-t", "tgt"],
+            input=f"{source}\t{word}\n")
+    assert re.search(r"^C-0\t(.*)$", p.stdout, flags=re.M).group(1) == segmented, p.stdout
+    hypothesis = re.search(r"^H-0\t[^\t]*\t(.*)$", p.stdout, flags=re.M).group(1)
+    assert "<unk>" not in hypothesis and segmented in hypothesis, p.stdout
+    # fairseq's constraints are subword sequences (they may follow a subword of another word: no word boundary)
+    assert word in re.search(r"^D-0\t[^\t]*\t(.*)$", p.stdout, flags=re.M).group(1), p.stdout

@@ -162,7 +162,7 @@ class RawInput:
 
     def recorded_text(self) -> RecordedText:
         """The record's text processing: output detokenised as the training text was written."""
-        return RecordedText(self.record, self.data_dir, self.cfg.target_lang)
+        return RecordedText(self.record, self.data_dir, self.cfg.target_lang, self.task.tgt_dict)
 
     def interactive_lines(self, lines) -> Tuple[EncodedSources, List[int]]:
         """fairseq-interactive's buffer of raw lines, encoded; a line that cannot be translated (the parser fails

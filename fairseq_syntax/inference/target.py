@@ -7,15 +7,23 @@ preparation tokenised the target language (:mod:`fairseq_syntax.preparation.reco
 * given tokens (the corpus was tokenised): kept as tokens.
 
 :class:`RecordedText` has the interface of a fairseq BPE object (``encode`` / ``decode``), so that
-``fairseq-interactive`` and the hub interface print detokenised text with no ``--bpe`` option given; its
-``encode`` returns the line unchanged: the source side is encoded by :mod:`.source`, from the raw line.
+``fairseq-interactive`` and the hub interface print detokenised text with no ``--bpe`` option given. Source
+lines never reach its ``encode`` (they are encoded by :mod:`.source`, from the raw line, parse and all);
+fairseq-interactive calls it on ``--constraints``, which are target-language text: it segments them as the
+target side was (normalisation, tokens, lowercasing, the target's BPE codes), so that a constraint names the
+subwords the decoder writes (looked up whole, a word the BPE splits would be ``<unk>``, and the decoder made to
+write ``<unk>``).
 """
 from __future__ import annotations
 
+import logging
 import re
 
+from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.evaluation.detokenize import join_hyphens
 from fairseq_syntax.preparation.record import PreparationRecord
+
+logger = logging.getLogger(__name__)
 
 _BPE = re.compile(r"@@( |$)")
 
@@ -25,15 +33,34 @@ def remove_bpe(line: str) -> str:
 
 
 class RecordedText:
-    """Detokenise the target language ``lang`` as the record says; ``encode`` leaves input lines as they are."""
+    """Detokenise the target language ``lang`` as the record says; ``encode`` segments target-language text
+    (fairseq-interactive's constraints) as the target side was, into the subwords of ``dictionary``."""
 
-    def __init__(self, record: PreparationRecord, data_dir: str, lang: str):
+    def __init__(self, record: PreparationRecord, data_dir: str, lang: str, dictionary=None):
+        self.record, self.data_dir, self.dictionary = record, data_dir, dictionary
         self.spec = record.language(lang, data_dir)
         self.lang = lang
         self._moses = None
+        self._encoder = None
 
     def encode(self, line: str) -> str:
-        return line
+        """A constraint (target-language text) as the target side's subwords, space-separated."""
+        if self.dictionary is None:
+            raise ValueError("RecordedText.encode needs the target dictionary")
+        if self._encoder is None:
+            from fairseq_syntax.inference.source import RawSourceEncoder
+
+            self._encoder = RawSourceEncoder(self.record, self.data_dir, self.lang, self.dictionary)
+        try:
+            encoded = self._encoder.encode([line], with_syntax=False, tokenize_only=self._encoder.tokenizes_alone)
+        except InputLineError as e:
+            raise SyntaxDataError("--constraints", f"the constraint {line.strip()!r}: {e.what}") from None
+        source = encoded.sources[0]
+        unknown = [w for w in source.bpe.split() if self.dictionary.index(w) == self.dictionary.unk()]
+        if unknown:
+            logger.warning("the constraint %r: %s outside the target vocabulary: the decoder is made to write <unk>",
+                           line.strip(), " ".join(unknown))
+        return source.bpe
 
     def decode(self, line: str) -> str:
         text = remove_bpe(line)
