@@ -391,7 +391,7 @@ def test_a_sample_run_switches_to_the_heads_own_tree_after_its_first_update(tmp_
     assert "--self-parse-train-after" not in p.stderr
 
 
-@pytest.mark.slow  # four prepares of a sample: 25 s
+@pytest.mark.slow  # five prepares of a sample: 30 s
 def test_a_data_bin_made_from_other_raw_data_is_made_again(tmp_path):
     """SAMPLE=1 prepare, then the real data into the same WORK (LOCAL_DATA here): prepare stops, naming both
     sources (before: the sample's data-bin was trained on and scored as the real one, exit 0); with
@@ -422,6 +422,15 @@ def test_a_data_bin_made_from_other_raw_data_is_made_again(tmp_path):
     again = recipe(DATASET, "prepare", "transformer", LOCAL_DATA=str(local), WORK=work)
     assert "(delete it to fetch again)" in again.stderr and "data-bin is complete" in again.stderr
     assert open(os.path.join(work, "raw", ".complete")).read().startswith("local data ")
+    # the same LOCAL_DATA folder with a file changed in it: refused, naming it (before: the old copy in WORK/raw
+    # and its data-bin were reused, exit 0); FETCH_AGAIN=1 copies it again and remakes the data-bin
+    made = open(bin_file, "rb").read()
+    (local / "train.de").write_text((local / "train.de").read_text(encoding="utf-8").upper(), encoding="utf-8")
+    changed = recipe(DATASET, "prepare", "transformer", LOCAL_DATA=str(local), WORK=work, check=False)
+    assert changed.returncode == 1 and "train.de changed since" in changed.stderr, changed.stderr
+    assert "FETCH_AGAIN=1" in changed.stderr and open(bin_file, "rb").read() == made
+    recipe(DATASET, "prepare", "transformer", LOCAL_DATA=str(local), WORK=work, FETCH_AGAIN=1)
+    assert open(bin_file, "rb").read() != made
 
 
 def test_a_failed_multitask_step_stops_prepare(tmp_path):

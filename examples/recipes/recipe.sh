@@ -137,13 +137,37 @@ raw_source() {  # where this run takes its raw data from: RAW/.complete records 
   echo "test sets: ${TEST_SETS:-test}"
 }
 
+local_files() {  # the files fetch_local copies from LOCAL_DATA (their names, one a line)
+  local f set
+  for set in train valid test $TEST_SETS; do
+    for f in "$LOCAL_DATA/$set".{"$SRC","$TGT"}{,.conllu}; do [ -f "$f" ] && basename "$f"; done
+  done | sort -u
+}
+
+local_changes() {  # the LOCAL_DATA files that are not as RAW's copies of them (changed, added or removed)
+  local name
+  for name in $(local_files); do cmp -s "$LOCAL_DATA/$name" "$RAW/$name" || echo "$name"; done
+  for name in $(cd "$RAW" && ls); do  # copied before and gone from LOCAL_DATA since
+    case $name in *.conllu|*."$SRC"|*."$TGT") ;; *) continue ;; esac
+    [[ " $(local_files | tr '\n' ' ') " == *" $name "* ]] || [[ $name == test.* && -n "$TEST_SETS" ]] || echo "$name"
+  done
+}
+
 fetch() {
-  local want had
+  local want had changed
   want=$(raw_source) || die "LOCAL_DATA=$LOCAL_DATA: no such folder"
   if [ -f "$RAW/.complete" ]; then
     had=$(cat "$RAW/.complete")
     if [ -z "$had" ] && { [ "$SAMPLE" = 1 ] || [ ! -d "$WORK/sample" ]; }; then  # an earlier recipe's record
       printf '%s\n' "$want" > "$RAW/.complete"; had=$want  # (it wrote none): not the sample, as this run asks
+    fi
+    if [ "$had" = "$want" ] && [ "$SAMPLE" != 1 ] && [ -n "${LOCAL_DATA:-}" ]; then  # the same folder: its files?
+      changed=$(local_changes | sort -u | tr '\n' ' ')
+      if [ -n "$changed" ] && [ "${FETCH_AGAIN:-0}" != 1 ]; then
+        die "LOCAL_DATA=$LOCAL_DATA: ${changed% } changed since $RAW was copied from it: FETCH_AGAIN=1 to copy it \
+again (the text and data-bins are then made again), or put the old files back"
+      fi
+      [ -z "$changed" ] || had="$had (other files)"
     fi
     if [ "$had" = "$want" ]; then log "raw data: $RAW (delete it to fetch again)"; return; fi
     if [ "${FETCH_AGAIN:-0}" != 1 ]; then
