@@ -180,3 +180,34 @@ def test_udpipe_raw_text_one_tree_per_line(tmp_path):
     sents = list(read_conllu(str(out)))
     assert len(sents) == 2
     assert os.path.getsize(out) > 0
+
+
+def test_parser_identity_follows_the_model_behind_the_name(tmp_path, monkeypatch):
+    """What the parse caches add to their keys: a UDPipe/CoNLL-U file's content, a stanza language folder's
+    files (a download rewrites them), a spaCy package's version; the options stay the same throughout."""
+    from fairseq_syntax.parsing.identity import parser_identity
+
+    model = tmp_path / "m.udpipe"
+    model.write_bytes(b"one")
+    first = parser_identity("udpipe", {"model_path": str(model)})
+    model.write_bytes(b"two")
+    assert parser_identity("udpipe", {"model_path": str(model)})["model"] != first["model"]
+    assert parser_identity("conllu", {"path": str(model)})["model"] == parser_identity(
+        "udpipe", {"model_path": str(model)})["model"]
+    (tmp_path / "res" / "en" / "depparse").mkdir(parents=True)
+    (tmp_path / "res" / "en" / "depparse" / "ewt.pt").write_bytes(b"x")
+    monkeypatch.setenv("STANZA_RESOURCES_DIR", str(tmp_path / "res"))
+    before = parser_identity("stanza", {"lang": "en", "model_dir": None})
+    assert before["model"] is not None and "stanza" in before["libraries"]
+    assert parser_identity("stanza", {"lang": "de", "model_dir": None})["model"] is None  # no models: none
+    (tmp_path / "res" / "en" / "depparse" / "ewt.pt").write_bytes(b"xy")
+    assert parser_identity("stanza", {"lang": "en", "model_dir": None})["model"] != before["model"]
+    assert parser_identity("stanza", {"lang": "en", "model_dir": str(tmp_path / "res")}) == parser_identity(
+        "stanza", {"lang": "en", "model_dir": None})
+    from importlib import metadata
+
+    try:
+        version = metadata.version("ja-ginza")
+    except metadata.PackageNotFoundError:
+        version = None
+    assert parser_identity("spacy", {"model": "ja_ginza"})["model"] == version

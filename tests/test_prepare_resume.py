@@ -231,3 +231,61 @@ def test_a_forked_child_does_not_keep_the_lock_and_a_cut_short_file_is_taken_ove
         os.write(write, b"x")
     (tmp_path / folder_lock.LOCK_FILE).write_text('{"pid": 12')
     folder_lock.release(folder_lock.acquire(str(tmp_path), "after a cut-short file"))
+
+
+def test_parses_are_made_again_when_the_parser_model_at_the_same_path_changes(tiny, tmp_path):
+    """A parser model replaced at the same path (a new UDPipe file, an upgraded spaCy package, stanza's models
+    downloaded again) makes other trees: prepare --overwrite parses again and gives the clean run's data-bin of
+    the new model (before: the parse chunks, keyed by the path alone, were reused: 'reused from finished
+    chunks, 0 parsed now', the old trees under the new model's record, exit 0)."""
+    pytest.importorskip("ufal.udpipe")
+    from conftest import require_shared
+
+    en = require_shared("models", "en_ewt_udpipe_small.udpipe")
+    de = require_shared("models", "de_udpipe_small.udpipe")
+    d, _ = tiny
+    raw = tmp_path / "raw"  # the corpus's text without its gold parses: the source side is parsed
+    raw.mkdir()
+    for name in ("train.src", "train.tgt", "valid.src", "valid.tgt"):
+        (raw / name).write_bytes((d / "c" / name).read_bytes())
+    model = tmp_path / "model.udpipe"
+    options = ["--bpe-merges", "60", "--syntax", "source", "--parser-source", "udpipe", "--parser-model-source",
+               str(model)]
+    dest = tmp_path / "bin"
+    model.write_bytes(open(en, "rb").read())
+    _ok(_args(raw, dest, options))
+    english = (dest / "train.src-tgt.src.heads.bin").read_bytes()
+    model.write_bytes(open(de, "rb").read())  # another model, the same path
+    clean = tmp_path / "clean"
+    _ok(_args(raw, clean, options))
+    assert (clean / "train.src-tgt.src.heads.bin").read_bytes() != english  # the models do parse differently
+    _ok(_args(raw, dest, options + ["--overwrite"]))
+    assert _differences(clean, dest) == []
+
+
+def test_text_only_parses_again_when_the_parser_model_at_the_same_path_changes(tiny, tmp_path):
+    """The same for prepare --text-only (the recipes' WORK/text): its parse of a split is made again, not
+    vouched for by the stamp of the old model's parse."""
+    pytest.importorskip("ufal.udpipe")
+    from conftest import require_shared
+
+    en = require_shared("models", "en_ewt_udpipe_small.udpipe")
+    de = require_shared("models", "de_udpipe_small.udpipe")
+    d, _ = tiny
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("train.src", "train.tgt", "valid.src", "valid.tgt"):
+        (raw / name).write_bytes((d / "c" / name).read_bytes())
+    model = tmp_path / "model.udpipe"
+    argv = ["--text-only", "-s", "src", "-t", "tgt", "--trainpref", str(raw / "train"), "--validpref",
+            str(raw / "valid"), "--workdir", str(tmp_path / "text"), "--syntax", "source", "--parser-source",
+            "udpipe", "--parser-model-source", str(model), "--tokenizer-target", "given", "--no-progress"]
+    model.write_bytes(open(en, "rb").read())
+    _ok(argv)
+    english = (tmp_path / "text" / "train.src.conllu").read_text(encoding="utf-8")
+    model.write_bytes(open(de, "rb").read())
+    _ok(argv)
+    german = (tmp_path / "text" / "train.src.conllu").read_text(encoding="utf-8")
+    assert german != english
+    _ok([a if a != str(tmp_path / "text") else str(tmp_path / "clean") for a in argv])
+    assert (tmp_path / "clean" / "train.src.conllu").read_text(encoding="utf-8") == german

@@ -10,6 +10,7 @@ from typing import Callable, List, Tuple
 from fairseq_syntax.data.conllu import write_conllu
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.parsing.base import Parser, build_parser
+from fairseq_syntax.parsing.identity import parser_identity
 from fairseq_syntax.preparation.chunked import read_lines, run_chunked
 
 
@@ -71,7 +72,8 @@ def parse_chunked(
                          "own parser")
     chunk_size = -(-max(chunk_size, 1) // batch_size) * batch_size  # whole batches: same batches at any size
     if spec is not None:
-        key = "parse " + json.dumps({"backend": spec[0], "options": spec[1], "batch": batch_size}, sort_keys=True)
+        key = "parse " + json.dumps({"backend": spec[0], "options": spec[1], "batch": batch_size,  # and the model
+                                     "identity": parser_identity(spec[0], spec[1])}, sort_keys=True)  # behind them
     else:
         key = f"parse {type(parser).__module__}.{type(parser).__qualname__} batch={batch_size}"
     return run_chunked(

@@ -36,6 +36,7 @@ from fairseq_syntax.durable_files import (
     vouched,
 )
 from fairseq_syntax.errors import OptionError, SyntaxDataError
+from fairseq_syntax.parsing.identity import parser_identity
 from fairseq_syntax.preparation.folder_lock import holding
 from fairseq_syntax.preparation.parse_step import load_side_parsers, parse_side, side_parser_spec
 from fairseq_syntax.preparation.texts import first_units, moses_tokens, normalized_text, remove_file
@@ -106,6 +107,9 @@ def make_split(args, pref, split, lang, side, entry, plan, work, parsers):
     out = os.path.join(work, f"{split}.{lang}" + (".conllu" if source == given or parsed else ""))
     inputs = {"input": file_sha256(source), "entry": entry, "train_first": args.train_first if split == "train"
               else 0, "kytea": tokenizer == "kytea"}
+    if parsed and source != given:  # parsed here: the trees are also the model's behind the entry's options
+        backend, options, _ = side_parser_spec(args, lang, side)
+        inputs["parser"] = parser_identity(backend, options)
     if vouched(out, inputs):
         logger.info("%s: reused (made from the same input with the same options)", out)
         return
