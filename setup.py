@@ -14,7 +14,7 @@ import os
 
 from setuptools import find_packages, setup
 
-install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sacrebleu[ja]>=2", "tqdm", "matplotlib", "nltk", "sacremoses", "langid",
+install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sacrebleu[ja]>=2", "tqdm", "matplotlib", "nltk>=3.10.4", "sacremoses", "langid",
                     "langdetect", "tensorboardX"]
 if not os.environ.get("FAIRSEQ_SYNTAX_KEEP_FAIRSEQ"):
     install_requires.append("fairseq-fixed==0.12.3.1")
@@ -27,7 +27,7 @@ setup(
     if os.path.exists(os.path.join(os.path.dirname(__file__), "README.md"))
     else "",
     long_description_content_type="text/markdown",
-    python_requires=">=3.9",
+    python_requires=">=3.10",
     packages=find_packages(include=["fairseq_syntax", "fairseq_syntax.*"]),
     # fairseq-hydra-train configs of the named architectures (docs/hydra.md)
     package_data={"fairseq_syntax": ["config/*.yaml"]},

@@ -158,3 +158,35 @@ def test_the_scores_do_not_wait_on_matplotlib(systems, tmp_path, monkeypatch, ca
           "--json", str(out)])
     assert json.load(open(out))["bleu"] > 0 and not png.exists()
     assert "no plot" in capsys.readouterr().err
+
+
+def test_ribes_counts_every_pair_and_refuses_an_nltk_that_does_not(monkeypatch):
+    """b a d c f e against a b c d e f: 3 of the 15 pairs discordant, Kendall's tau 0.6, NKT 0.8, P = BP = 1:
+    RIBES 80 (NLTK before 3.10.4 counted pairs inside runs of consecutive ranks only and gave 0: refused)."""
+    import nltk
+
+    from fairseq_syntax.errors import OptionError
+    from fairseq_syntax.evaluation.scores import ribes_implementation
+
+    assert ribes(["b a d c f e"], ["a b c d e f"]) == pytest.approx(80)
+    assert ribes_implementation() == f"nltk {nltk.__version__}"
+    monkeypatch.setattr(nltk, "__version__", "3.9.1")
+    with pytest.raises(OptionError, match="nltk>=3.10.4"):
+        ribes(["a b"], ["a b"])
+
+
+def test_an_unseeded_bootstrap_is_unseeded_for_ribes_too(systems, monkeypatch):
+    """SACREBLEU_SEED=0: sacreBLEU's PairedTest leaves its generator unseeded (a falsy seed); RIBES's test
+    reads the seed the same way (it had seeded with 0: reproducible, and on resamples BLEU's were not)."""
+    import numpy as np
+
+    from fairseq_syntax.evaluation import scores
+
+    seen = []
+    real = np.random.default_rng
+    monkeypatch.setattr(np.random, "default_rng", lambda seed=None: seen.append(seed) or real(seed))
+    monkeypatch.setenv("SACREBLEU_SEED", "0")
+    scores.paired_bootstrap_mean([1.0, 2.0, 3.0], [1.0, 2.0, 2.5], n_samples=10)
+    monkeypatch.setenv("SACREBLEU_SEED", "7")
+    scores.paired_bootstrap_mean([1.0, 2.0, 3.0], [1.0, 2.0, 2.5], n_samples=10)
+    assert seen == [None, 7]

@@ -321,6 +321,38 @@ def test_results_table_refuses_a_row_labelled_with_the_wrong_baseline(tmp_path):
             assert p.returncode == 1 and error in p.stderr, p.stderr
 
 
+def test_results_table_refuses_a_baseline_it_cannot_check(tmp_path):
+    """A row whose baseline has no scores.json in WORK (its committed translations stood in for its evaluation)
+    is checked against the committed OUT/BASE.json, and refused where neither exists (before: taken unchecked, so
+    a seed row without --baselines was labelled 'transformer' while tested against transformer_seedN); a row
+    whose scores name the baseline file they were tested against is checked by that name."""
+    (tmp_path / "eval" / "transformer_seed2").mkdir(parents=True)
+    (tmp_path / "eval" / "transformer_seed2" / "hyp.txt").write_text("a\n")  # restored, never scored here
+    rel = tmp_path / "eval" / "rel_seed2"
+    rel.mkdir()
+    sc = {"bleu": 31.0, "chrf": 50.0, "baseline_bleu": 29.0, "bootstrap": {"bleu": {"system": {"p_value": 0.1}}}}
+    (rel / "scores.json").write_text(json.dumps(sc))
+    (rel / "hyp.txt").write_text("b\n")
+    script = os.path.join(ROOT, "examples", "recipes", "results_table.py")
+    args = [sys.executable, script, "--work", str(tmp_path), "--models", "rel_seed2"]
+    p = run(args + ["--baselines", "rel_seed2=transformer_seed2"], check=False)
+    assert p.returncode == 1 and "cannot check that its baseline is transformer_seed2" in p.stderr, p.stderr
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "transformer_seed2.json").write_text(json.dumps({"sets": {"test": {"bleu": 29.0}}}))
+    p = run(args + ["--baselines", "rel_seed2=transformer_seed2", "--out", str(out)])
+    assert "| rel_seed2 | transformer_seed2 | 31.00 |" in p.stdout
+    p = run(args + ["--out", str(out)], check=False)  # no --baselines: transformer, never scored here
+    assert p.returncode == 1 and "cannot check that its baseline is transformer" in p.stderr, p.stderr
+    sc["baseline_file"] = str(tmp_path / "eval" / "transformer_seed2" / "hyp.txt")
+    (rel / "scores.json").write_text(json.dumps(sc))
+    p = run(args, check=False)
+    assert p.returncode == 1 and "tested against transformer_seed2" in p.stderr, p.stderr
+    assert "--baselines rel_seed2=transformer_seed2" in p.stderr
+    p = run(args + ["--baselines", "rel_seed2=transformer_seed2"])
+    assert "| rel_seed2 | transformer_seed2 | 31.00 |" in p.stdout
+
+
 def test_results_table_reads_both_parse_head_figures(tmp_path):
     """parse_uas keeps induce-parses' UAS per side and, for a decoder head, its UAS on the words whose head
     precedes them (the lines as fairseq-syntax-induce-parses prints them)."""

@@ -32,7 +32,7 @@ pip="python -m pip --disable-pip-version-check -q"
 abi="cp${PYTHON_VERSION/./}"
 $pip download --no-deps --only-binary=:all: --python-version "$PYTHON_VERSION" --implementation cp --abi "$abi" \
   --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 \
-  -d "$CARRY.tmp/wheels" bitarray hydra-core==1.3.2 omegaconf==2.3.0 subword-nmt sacremoses mock nltk regex \
+  -d "$CARRY.tmp/wheels" bitarray hydra-core==1.3.2 omegaconf==2.3.0 subword-nmt sacremoses mock "nltk>=3.10.4" regex \
   "sacrebleu==$(python -c 'import sacrebleu; print(sacrebleu.__version__)')" lxml portalocker tabulate colorama
 $pip wheel --no-deps -w "$CARRY.tmp/wheels" antlr4-python3-runtime==4.9.3
 $pip download --no-deps --no-binary :all: --no-build-isolation -d "$CARRY.tmp" fairseq-fixed==0.12.3.1

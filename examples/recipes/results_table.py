@@ -109,28 +109,54 @@ def set_scores(path, ribes=False):
     return sc, cells
 
 
-def check_baseline(work, model, base, set_name, sc):
-    """Refuse a row whose named baseline is not the one evaluate.sh tested it against: the baseline BLEU its
-    scores record must be that model's own BLEU (a wrong or missing --baselines entry would otherwise label
-    the row with the wrong baseline)."""
-    path = os.path.join(work, "eval", base, set_name, "scores.json")
-    if "baseline_bleu" not in sc or not os.path.exists(path):
+def tested_against(sc):
+    """The model whose translations a scores.json's bootstrap tests were against: the folder under eval/ of the
+    baseline file fairseq-syntax-evaluate recorded (WORK/eval/BASE/[SET/]hyp.txt), or None where none is
+    recorded (scores made before the record)."""
+    path = sc.get("baseline_file")
+    if not path:
+        return None
+    parts = os.path.normpath(path).split(os.sep)
+    return parts[len(parts) - 1 - parts[::-1].index("eval") + 1] if "eval" in parts[:-1] else None
+
+
+def check_baseline(work, model, base, set_name, sc, out=None):
+    """Refuse a row whose named baseline is not the one evaluate.sh tested it against (a wrong or missing
+    --baselines entry would otherwise label the row with the wrong baseline): by the baseline file its scores
+    record, else by the baseline BLEU they record, which must be that model's own: from its scores.json in
+    WORK, else from its committed OUT/BASE.json (a baseline whose translations stand in for its evaluation);
+    a row that none of these can check is refused too."""
+    if "baseline_bleu" not in sc:
         return
-    own = json.load(open(path, encoding="utf-8"))["bleu"]
+    named = tested_against(sc)
+    if named is not None:
+        if named != base:
+            raise SystemExit(f"error: {model} was tested against {named} ({sc['baseline_file']}), not {base}: name its "
+                             f"baseline with --baselines {model}={named}")
+        return
+    path = os.path.join(work, "eval", base, set_name, "scores.json")
+    committed = os.path.join(out, f"{base}.json") if out else None
+    if os.path.exists(path):
+        own = json.load(open(path, encoding="utf-8"))["bleu"]
+    elif committed and os.path.exists(committed):
+        path, own = committed, json.load(open(committed, encoding="utf-8"))["sets"][set_name or "test"]["bleu"]
+    else:
+        raise SystemExit(f"error: {model}: cannot check that its baseline is {base}: neither {path} nor "
+                         f"{committed or 'a committed OUT/' + base + '.json (--out)'} exists; evaluate {base} first")
     if abs(own - sc["baseline_bleu"]) > 1e-9:
         raise SystemExit(f"error: {model} was tested against a baseline of {sc['baseline_bleu']:.2f} BLEU, but "
                          f"{base} scores {own:.2f} ({path}): name its baseline with --baselines {model}=MODEL, or run "
                          f"evaluate.sh {model} again if {base} was evaluated again after it")
 
 
-def check_also_against(work, model, other, set_name, main_scores, sc):
+def check_also_against(work, model, other, set_name, main_scores, sc, out=None):
     """Refuse a row against another baseline (``vs_OTHER``) left from an earlier evaluation: it must score the
     model's translations of this evaluation, against ``other``'s translations of its last one."""
     if abs(sc["bleu"] - main_scores["bleu"]) > 1e-9:
         where = os.path.join(work, "eval", model, set_name, f"vs_{other}")
         raise SystemExit(f"error: {where} scored other translations of {model} ({sc['bleu']:.2f} BLEU, not "
                          f"{main_scores['bleu']:.2f}): run evaluate.sh {model} again")
-    check_baseline(work, model, other, set_name, sc)
+    check_baseline(work, model, other, set_name, sc, out)
 
 
 def main(argv=None):
@@ -167,7 +193,7 @@ def main(argv=None):
         for s in sets:
             result["sets"][s or "test"], cells = set_scores(os.path.join(ev, s, "scores.json"), ribes)
             if base != m:
-                check_baseline(args.work, m, base, s, result["sets"][s or "test"])
+                check_baseline(args.work, m, base, s, result["sets"][s or "test"], args.out)
             row += cells
         result["uas"] = parse_uas(os.path.join(ev, "uas.txt"))
         result["training"] = training_state(os.path.join(args.work, "checkpoints", m))
@@ -184,7 +210,7 @@ def main(argv=None):
                 result["also_against"][other][s or "test"], cells = set_scores(
                     os.path.join(ev, s, f"vs_{other}", "scores.json"), ribes)
                 check_also_against(args.work, m, other, s, result["sets"][s or "test"],
-                                   result["also_against"][other][s or "test"])
+                                   result["also_against"][other][s or "test"], args.out)
                 row += cells
             print("| " + " | ".join(row + ["", "", "", ""]) + " |")
         if args.out:

@@ -8,6 +8,7 @@ epilog of ``--help``).
 """
 import argparse
 import json
+import os
 import sys
 
 from fairseq_syntax.cli import run
@@ -55,6 +56,8 @@ def main(argv=None):
         raise SyntaxDataError("--length-buckets", f"not a comma list of integers: {args.length_buckets!r}") from None
     r = evaluate(named[args.hyp], named[args.ref], named.get(args.baseline), named.get(args.source), args.tokenize,
                  bounds, args.bootstrap_samples, args.ribes)
+    if args.baseline:  # which translations the tests were against (a results table checks its baseline by it)
+        r["baseline_file"] = os.path.abspath(args.baseline)
     print(format_report(r))
     if args.json:  # before the plot: the scores do not wait on a plotting library
         with open(args.json, "w") as f:

@@ -15,8 +15,13 @@ The library behind ``fairseq-syntax-evaluate`` (:mod:`fairseq_syntax.cli.evaluat
 * ``--ribes``: RIBES (Isozaki et al. 2010, the WAT metric for Japanese and
   other distant-order targets): the mean over sentences of NKT x P^0.25 x
   BP^0.10 (NKT: normalised Kendall's tau of the aligned words' order; P:
-  unigram precision; BP: brevity penalty), NLTK's implementation of the
-  official RIBES.py alignment. Its tokens are BLEU's: sacreBLEU's
+  unigram precision; BP: brevity penalty), NLTK's implementation (3.10.4 or
+  later: earlier versions count Kendall's tau over runs of consecutive ranks
+  only, and score about 45 points low; they are refused, and each report
+  records the implementation as ``ribes_implementation``). NLTK aligns the
+  words as the official RIBES.py does, except on some sentences with
+  repeated words, where its context window is narrower: compare with
+  published WAT RIBES with that in mind. Its tokens are BLEU's: sacreBLEU's
   ``--tokenize`` tokenizer when one is given (e.g. ``ja-mecab`` on detokenised
   Japanese), else whitespace tokens (give tokenised text, as WAT does). With
   ``--baseline``, RIBES gets the same paired bootstrap test as BLEU (the same
@@ -25,7 +30,7 @@ The library behind ``fairseq-syntax-evaluate`` (:mod:`fairseq_syntax.cli.evaluat
 """
 from typing import Dict, List, Optional, Sequence
 
-from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.text_files import read_text_lines
 
 
@@ -64,8 +69,27 @@ def length_buckets(lengths: Sequence[int], bounds: Sequence[int]) -> List[tuple]
     return [(label, idx) for label, idx in out if idx]
 
 
+#: the first NLTK whose Kendall's tau counts every pair of aligned words (as RIBES.py does)
+RIBES_NLTK = (3, 10, 4)
+
+
+def ribes_implementation() -> str:
+    """The RIBES implementation in use (``nltk X.Y.Z``); an NLTK before :data:`RIBES_NLTK` is an error."""
+    import re
+
+    import nltk
+
+    version = nltk.__version__
+    parts = tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+    if parts < RIBES_NLTK:
+        raise OptionError(f"RIBES: NLTK {version} counts Kendall's tau over runs of consecutive ranks only, and "
+                          "scores RIBES about 45 points low: install nltk>=3.10.4 (Python 3.10 or later)")
+    return f"nltk {version}"
+
+
 def sentence_ribes(hyp: List[str], ref: List[str], tokenize: Optional[str] = None) -> List[float]:
     """RIBES of each sentence (x 100), alpha 0.25, beta 0.10, on BLEU's tokens (see the module docstring)."""
+    ribes_implementation()
     from nltk.translate.ribes_score import sentence_ribes as one
 
     split = str.split
@@ -92,8 +116,9 @@ def paired_bootstrap_mean(system: Sequence[float], baseline: Sequence[float], n_
     import numpy as np
     from sacrebleu.significance import _compute_p_value, estimate_ci
 
-    seed = os.environ.get("SACREBLEU_SEED", "12345")
-    rng = np.random.default_rng(None if seed.lower() == "none" else int(seed))
+    seed = os.environ.get("SACREBLEU_SEED", "12345")  # read as sacreBLEU's PairedTest reads it: 0 and none
+    seed = None if seed.lower() == "none" else int(seed)  # leave its generator unseeded (no two runs resample
+    rng = np.random.default_rng(seed if seed else None)  # alike), and ours too
     sys_s, base_s = np.asarray(system, dtype=np.float64), np.asarray(baseline, dtype=np.float64)
     idxs = rng.choice(len(sys_s), size=(n_samples, len(sys_s)), replace=True)
     scores_sys, scores_base = sys_s[idxs].mean(1), base_s[idxs].mean(1)
@@ -124,6 +149,7 @@ def evaluate(hyp: List[str], ref: List[str], baseline: Optional[List[str]] = Non
         per_sentence = sentence_ribes(hyp, ref, tokenize)
         result["ribes"] = sum(per_sentence) / max(1, len(per_sentence))
         result["ribes_tokens"] = tokenize or "whitespace"
+        result["ribes_implementation"] = ribes_implementation()
         if baseline is not None:
             base_sentences = sentence_ribes(baseline, ref, tokenize)
             result["baseline_ribes"] = sum(base_sentences) / max(1, len(base_sentences))
