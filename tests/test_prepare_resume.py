@@ -289,3 +289,32 @@ def test_text_only_parses_again_when_the_parser_model_at_the_same_path_changes(t
     assert german != english
     _ok([a if a != str(tmp_path / "text") else str(tmp_path / "clean") for a in argv])
     assert (tmp_path / "clean" / "train.src.conllu").read_text(encoding="utf-8") == german
+
+
+def test_a_data_bin_rebuilt_for_another_language_pair_keeps_nothing_of_the_old_one(tiny, tmp_path):
+    """--overwrite into a data-bin of another pair (src-tgt, then src-oth) leaves exactly the clean src-oth
+    data-bin: no dict.tgt.txt or src-tgt datasets beside a src dictionary they no longer match (before: they
+    stayed, and read with the new dict.src.txt decoded into other words); without --overwrite, a data-bin of
+    another pair is refused as one of this pair is."""
+    d, _ = tiny
+    other = tmp_path / "other"
+    other.mkdir()
+    for split in ("train", "valid"):
+        for ext in ("src", "src.conllu"):
+            (other / f"{split}.{ext}").write_bytes((d / "c" / f"{split}.{ext}").read_bytes())
+        for ext in ("", ".conllu"):  # the target side under another language code, in reverse line order
+            lines = (d / "c" / f"{split}.tgt{ext}").read_text(encoding="utf-8")
+            (other / f"{split}.oth{ext}").write_text(lines, encoding="utf-8")
+    argv = ["-s", "src", "-t", "oth", "--trainpref", str(other / "train"), "--validpref", str(other / "valid"),
+            "--no-progress", "--bpe-merges", "50"]
+    _ok(argv + ["--destdir", str(tmp_path / "clean")])
+    dest = tmp_path / "bin"
+    _ok(_args(d / "c", dest, OPTIONS_A))
+    from fairseq_syntax.cli.prepare import get_parser
+    from fairseq_syntax.errors import OptionError
+    from fairseq_syntax.preparation.prepare import prepare
+
+    with pytest.raises(OptionError, match="already holds a data-bin"):
+        prepare(get_parser().parse_args(argv + ["--destdir", str(dest)]))
+    _ok(argv + ["--destdir", str(dest), "--overwrite"])
+    assert _differences(tmp_path / "clean", dest) == []

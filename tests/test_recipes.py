@@ -546,6 +546,29 @@ def test_a_model_in_training_or_evaluation_is_not_trained_or_evaluated_again_bes
     holder.close()
 
 
+def test_prepare_and_the_runs_that_read_its_data_never_run_beside_each_other(tmp_path):
+    """recipe.sh data_lock: prepare.sh rewrites WORK's data-bins; a training or evaluation holding the data lock
+    (shared) stops a prepare.sh before it fetches or writes anything, and a prepare holding it stops train.sh
+    and evaluate.sh, each naming the holder (before: both went on, and a training read data-bins half
+    rewritten, exit 0). Trainings share it with each other."""
+    work = str(tmp_path)
+    (tmp_path / "main" / "data-bin").mkdir(parents=True)
+    (tmp_path / "main" / "data-bin" / ".prepared").touch()
+    lock = os.path.join(work, "locks", "data.lock")
+    holder = _hold(lock, shared=True)  # a training
+    p = recipe("tanaka-ja-en", "prepare", "transformer", check=False, fork=False, WORK=work, SAMPLE="1")
+    assert p.returncode == 1 and "data is in use by another run" in p.stderr, p.stderr
+    assert "pid 12345 on elsewhere" in p.stderr and not (tmp_path / "raw").exists()
+    p = recipe("tanaka-ja-en", "evaluate", "transformer", check=False, fork=False, WORK=work)
+    assert "no checkpoint in" in p.stderr and "another run" not in p.stderr, p.stderr  # readers share it
+    holder.close()
+    holder = _hold(lock)  # a prepare.sh
+    for step in ("train", "evaluate"):
+        p = recipe("tanaka-ja-en", step, "transformer", check=False, fork=False, WORK=work)
+        assert p.returncode == 1 and "data is being prepared by another run" in p.stderr, (step, p.stderr)
+    holder.close()
+
+
 def test_a_queue_waits_for_a_model_another_run_holds_then_skips_it_when_that_run_finished_it(tmp_path):
     """queue.sh: the model's lock held elsewhere, the queue says so and waits; that run finishes the model
     (its .done) and lets go: the queue skips it instead of training it again."""

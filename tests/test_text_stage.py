@@ -9,6 +9,7 @@ import stat
 import pytest
 
 from fairseq_syntax.data.conllu import read_conllu
+from fairseq_syntax.durable_files import file_sha256
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.preparation.record import PreparationRecord
 from conftest import require_shared
@@ -58,7 +59,8 @@ def test_moses_tokens_a_parse_and_the_record_of_how(tmp_path, udpipe_en):
     forms = [s.forms("surface") for s in read_conllu(str(work / "train.en.conllu"))]
     assert forms[0][:5] == ["The", "dog", "-", "owner", "said"] and '"' in forms[0] and "\u201c" not in forms[0]
     record = json.loads((work / "text.json").read_text())
-    assert record["de"] == {"tokenizer": "moses", "normalize": "moses", "parser": None, "pretokenized": False}
+    assert record["de"] == {"tokenizer": "moses", "normalize": "moses", "parser": None, "pretokenized": False,
+                            "files": {name: file_sha256(str(work / name)) for name in ("train.de", "valid.de")}}
     assert record["en"]["tokenizer"] == "parser" and record["en"]["normalize"] == "moses"
     assert record["en"]["parser"] == {"backend": "udpipe", "options": {"model_path": os.path.abspath(udpipe_en),
                                                                        "pretokenized": False}}
@@ -127,3 +129,43 @@ def test_a_data_bin_from_the_text_takes_no_other_word_on_how(tmp_path, udpipe_en
     (work / "text.json").write_text("{}")
     with pytest.raises(SyntaxDataError, match="no language 'en'"):
         _prepare(base + ["--syntax", "source"])
+
+
+def test_a_data_bin_takes_only_the_text_its_record_describes(tmp_path, udpipe_en, monkeypatch):
+    """text.json lists each file it describes with its SHA-256: a file of the text folder that is not as listed
+    (a --text-only run with other options killed midway left it beside the old record; one not made by the run
+    the record describes), a record removed by a run that did not finish, and text changed while a prepare reads
+    it are refused, naming the file (before: the data-bin recorded tokens of one kind over text of another,
+    exit 0)."""
+    raw, work = _raw(tmp_path / "raw"), tmp_path / "text"
+    _prepare(_text(raw, work, udpipe_en))
+    record = json.loads((work / "text.json").read_text())
+    assert set(record["de"]["files"]) == {"train.de", "valid.de"}
+    base = ["-s", "en", "-t", "de", "--trainpref", str(work / "train"), "--validpref", str(work / "valid"),
+            "--bpe-merges", "0", "--syntax", "source", "--text-record", str(work / "text.json"), "--no-progress"]
+    _prepare(base + ["--destdir", str(tmp_path / "ok")])
+    good = (work / "valid.de").read_bytes()
+    (work / "valid.de").write_text("Der Hund schläft\nEine Katze schläft\n", encoding="utf-8")
+    with pytest.raises(SyntaxDataError, match="valid.de.*not the file text.json lists"):
+        _prepare(base + ["--destdir", str(tmp_path / "bin1")])
+    (work / "valid.de").write_bytes(good)
+    (work / "test.de").write_text("x\n")
+    (work / "test.en").write_text("x\n")
+    with pytest.raises(SyntaxDataError, match="test.en.*not made by the --text-only run"):
+        _prepare(base + ["--destdir", str(tmp_path / "bin2"), "--testpref", str(work / "test")])
+    from fairseq_syntax.preparation import prepare as prepare_module
+    real = prepare_module.check_destdir
+
+    def meanwhile(*a, **k):  # another --text-only rewrites the text while this prepare runs
+        (work / "train.de").write_text("anders\nganz anders\n", encoding="utf-8")
+        return real(*a, **k)
+
+    monkeypatch.setattr(prepare_module, "check_destdir", meanwhile)
+    with pytest.raises(SyntaxDataError, match="train.de.*changed while this prepare ran"):
+        _prepare(base + ["--destdir", str(tmp_path / "bin3")])
+    monkeypatch.undo()
+    from fairseq_syntax.preparation import text_stage
+    monkeypatch.setattr(text_stage, "make_split", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):  # a --text-only run stopped before it finished: no record is left
+        _prepare(_text(raw, work, udpipe_en))
+    assert not (work / "text.json").exists()

@@ -275,6 +275,8 @@ recipe_prepare() {  # $@ = models: prepare only the data-bins they train on (def
   for m in "$@"; do
     model_of "$m"; [[ " $selected " == *" ${DATA[$m]} "* ]] || selected="$selected ${DATA[$m]}"
   done
+  mkdir -p "$WORK"
+  data_lock exclusive
   fetch
   make_text  # before VARIANTS narrows to the selected models' variants: the tokens of all of them
   [ -z "$selected" ] || VARIANTS=$selected
@@ -362,27 +364,45 @@ require_prepared() {  # $1 = a data-bin: prepare.sh finished it (its .prepared m
   [ -f "$1/.prepared" ] || die "$1 is not finished (no .prepared: its prepare.sh was interrupted or is still running): run prepare.sh again"
 }
 
+hold_flock() {  # $1 = lock file, $2 = -x | -s, $3 = what a holder of the lock is doing (the refusal), $4 = this run
+  # The kernel's flock on $1, held by an open descriptor for this script's life and its children's (fairseq-train
+  # keeps it while it runs, even when this script is killed); the kernel drops it when the last holder dies, so
+  # there is no stale lock to remove. A run that finds it held stops, naming the holder.
+  local lock=$1 mode=$2 fd
+  if ! command -v flock > /dev/null; then log "no flock command: nothing stops another run beside this one ($lock)"; return 0; fi
+  mkdir -p "$(dirname "$lock")"
+  exec {fd}>> "$lock"
+  flock -n $mode "$fd" || die "$3 ($lock: $(tail -1 "$lock" 2>/dev/null))"
+  echo "pid $$ on $(hostname): $(basename "$0") $4, since $(date '+%F %T')" >> "$lock"
+}
+
 model_lock() {  # $1 = model, $2 = exclusive | shared: one run at a time writes a model's checkpoints or eval folder.
   # Two train.sh of one model interleave their checkpoint_last.pt and checkpoint_best.pt (a second queue, a
   # second terminal), an evaluate.sh beside a training reads a checkpoint being written, two evaluate.sh mix
-  # their translations: each exits 0. The lock is the kernel's flock on WORK/locks/MODEL.lock, held by an
-  # open descriptor for this script's life and its children's (fairseq-train keeps it while it runs, even
-  # when this script is killed); the kernel drops it when the last holder dies, so there is no stale lock to
-  # remove. train.sh and evaluate.sh of MODEL take it exclusively; evaluate.sh of a model that decodes another's
-  # checkpoint (CHECKPOINT_OF) takes that one's shared (several may decode it, none while it trains). A run
-  # that finds it held stops, naming the holder. queue.sh holds it over a model's train and evaluate and
-  # names it in FAIRSEQ_SYNTAX_MODEL_LOCK for them.
-  local lock="$WORK/locks/$1.lock" mode=-x fd
+  # their translations: each exits 0. The lock is WORK/locks/MODEL.lock (hold_flock). train.sh and evaluate.sh
+  # of MODEL take it exclusively; evaluate.sh of a model that decodes another's checkpoint (CHECKPOINT_OF) takes
+  # that one's shared (several may decode it, none while it trains). queue.sh holds it over a model's train
+  # and evaluate and names it in FAIRSEQ_SYNTAX_MODEL_LOCK for them.
+  local lock="$WORK/locks/$1.lock" mode=-x
   [ "${2:-exclusive}" = shared ] && mode=-s
   [ "${FAIRSEQ_SYNTAX_MODEL_LOCK:-}" = "$lock" ] && return 0  # our queue holds it for us
   [ "${DRY_RUN:-0}" = 1 ] && return 0  # prints commands, writes nothing
-  if ! command -v flock > /dev/null; then log "no flock command: nothing stops a second run of $1 beside this one"; return 0; fi
-  mkdir -p "$WORK/locks"
-  exec {fd}>> "$lock"
-  if ! flock -n $mode "$fd"; then
-    die "$1 is being trained or evaluated by another run ($lock: $(tail -1 "$lock" 2>/dev/null)); wait for it to end (a second run would mix its checkpoints or translations with that one's)"
+  hold_flock "$lock" $mode "$1 is being trained or evaluated by another run; wait for it to end (a second run \
+would mix its checkpoints or translations with that one's)" "$1"
+}
+
+data_lock() {  # $1 = exclusive | shared: prepare.sh rewrites the raw data, text and data-bins of DATA_WORK while
+  # train.sh and evaluate.sh read them: a training beside a prepare (or two prepares, with other settings)
+  # read data-bins half rewritten, or trees of one parse with tokens of another, and exited 0. prepare.sh
+  # holds DATA_WORK/locks/data.lock exclusively for its run, train.sh and evaluate.sh shared (hold_flock).
+  [ "${DRY_RUN:-0}" = 1 ] && return 0
+  if [ "$1" = exclusive ]; then
+    hold_flock "$DATA_WORK/locks/data.lock" -x "$DATA_WORK's data is in use by another run (a training, an \
+evaluation or another prepare.sh): wait for it to end (this prepare would rewrite what it reads)" prepare
+  else
+    hold_flock "$DATA_WORK/locks/data.lock" -s "$DATA_WORK's data is being prepared by another run: wait for it to \
+end (this run would read data-bins being rewritten)" "${2:-}"
   fi
-  echo "pid $$ on $(hostname): $(basename "$0") $1, since $(date '+%F %T')" >> "$lock"
 }
 
 recipe_train() {
@@ -394,6 +414,7 @@ recipe_train() {
   fi
   local bin="$DATA_WORK/${DATA[$m]}/data-bin" sample=() extra=()
   require_prepared "$bin"
+  data_lock shared "train $m"
   model_lock "$m"
   if [ "$SAMPLE" = 1 ]; then  # the paper's model, narrowed to run in seconds on CPU
     if [[ "${TRAIN[$m]}" == *lstm* ]]; then sample=(--embed-dim 32)
@@ -426,6 +447,7 @@ recipe_evaluate() {
   local v=${DATA[$m]} out="$WORK/eval/$m" ck="$WORK/checkpoints/$trained/checkpoint_best.pt" cpu=()
   model_lock "$m"
   [ "$trained" = "$m" ] || model_lock "$trained" shared
+  data_lock shared "evaluate $m"
   [ -f "$ck" ] || ck="$WORK/checkpoints/$trained/checkpoint_last.pt"
   [ -f "$ck" ] || die "no checkpoint in $WORK/checkpoints/$trained: run train.sh $trained first"
   require_prepared "$DATA_WORK/$v/data-bin"

@@ -48,7 +48,8 @@ def check_paths(args, splits, work, destdir=True):
 
 
 #: options that do not change what prepare writes into the data-bin
-NOT_IN_THE_DATA_BIN = {"workers", "no_progress", "overwrite", "shard", "record_only", "chunk_size"}
+NOT_IN_THE_DATA_BIN = {"workers", "no_progress", "overwrite", "shard", "record_only", "chunk_size",
+                       "text_digests", "text_record_digest"}  # the last two: --text-record's check of the text
 
 
 
@@ -65,13 +66,19 @@ def check_destdir(args, work):
     """fairseq-preprocess refuses a --destdir with dictionaries in it, after the long steps: refuse it first,
     or with --overwrite remove the dictionaries it would refuse (the rest of the data-bin is rewritten). A
     data-bin that a killed prepare left unfinished (its marker, UNFINISHED_FILE) is rebuilt without
-    --overwrite when this is the same command: running it again resumes. A rebuild removes the syntax and token
-    datasets of the run before, so that none of a side or split this run does not prepare stays behind (a test
-    split of the data-bin before, beside this run's dictionary, would decode into other words)."""
+    --overwrite when this is the same command: running it again resumes. A rebuild removes the dictionaries
+    (of any language, but those given with --srcdict / --tgtdict) and the syntax and token datasets (of any
+    language pair) of the run before, so that none of a side, split or pair this run does not prepare stays
+    behind (a test split of the data-bin before, beside this run's dictionary, would decode into other
+    words)."""
     given = args.preprocess_args.split()
-    sides = [(args.source_lang, "--srcdict"), (args.target_lang, "--tgtdict")]
-    existing = [os.path.join(args.destdir, f"dict.{lang}.txt") for lang, option in sides if option not in given]
-    existing = [d for d in existing if os.path.exists(d)]
+    kept = {os.path.realpath(given[i + 1]) for i, option in enumerate(given[:-1]) if option in ("--srcdict",
+                                                                                              "--tgtdict")}
+    names = sorted(os.listdir(args.destdir)) if os.path.isdir(args.destdir) else []
+    # every dictionary of the data-bin before, of any language (a rebuild for another pair would leave the
+    # old pair's dictionaries and datasets beside a dictionary they no longer match), but one given to this run
+    existing = [os.path.join(args.destdir, name) for name in names if re.match(r"^dict\..+\.txt$", name)]
+    existing = [d for d in existing if os.path.realpath(d) not in kept]
     marker = os.path.join(args.destdir, UNFINISHED_FILE)
     unfinished = os.path.exists(marker)
     if unfinished:
@@ -86,13 +93,11 @@ def check_destdir(args, work):
         log = os.path.join(args.destdir, "preprocess.log")  # the interrupted run's fairseq-preprocess log
         if os.path.exists(log):
             os.remove(log)
-    # the syntax datasets, and the token datasets of this language pair (either direction): of splits this run
-    # may not write too, and with --srcdict and --tgtdict given (no dictionary of ours to find)
-    src, tgt = re.escape(args.source_lang), re.escape(args.target_lang)
-    tokens = re.compile(rf"^[^.]+\.({src}-{tgt}|{tgt}-{src})\.({src}|{tgt})\.(bin|idx)$")
-    datasets = sorted(os.path.join(args.destdir, name) for name in (
-        os.listdir(args.destdir) if os.path.isdir(args.destdir) else [])
-        if re.search(r"\.(words|heads|labels)\.(bin|idx)$", name) or tokens.match(name))
+    # the syntax datasets, and the token datasets of any language pair: of splits this run may not write too,
+    # and with --srcdict and --tgtdict given (no dictionary of ours to find)
+    tokens = re.compile(r"^[^.]+\.[^.]+-[^.]+\.[^.]+\.(bin|idx)$")
+    datasets = sorted(os.path.join(args.destdir, name) for name in names
+                      if re.search(r"\.(words|heads|labels)\.(bin|idx)$", name) or tokens.match(name))
     if not existing and not datasets and not unfinished:
         return
     if not args.overwrite and not unfinished:

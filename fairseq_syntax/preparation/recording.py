@@ -8,13 +8,14 @@ import os
 import shutil
 
 from fairseq_syntax.durable_files import (
+    file_sha256,
     replace_file,
     temporary_name,
 )
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.preparation.parse_step import side_parser_spec, sides_of, sides_to_parse
 from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
-from fairseq_syntax.preparation.text_stage import read_text_record
+from fairseq_syntax.preparation.text_stage import check_text_files, read_text_record
 
 logger = logging.getLogger(__name__)
 
@@ -46,12 +47,25 @@ def language_record(args, lang, side, syntax_sides, parsed_here):
 
 
 
+def _text_inputs(args):
+    """The files of the text this run reads: each split's and language's parse and/or tokens."""
+    out = []
+    for pref in (args.trainpref, args.validpref, args.testpref):
+        for lang in (args.source_lang, args.target_lang) if pref else ():
+            out += [p for p in (f"{pref}.{lang}.conllu", f"{pref}.{lang}") if os.path.exists(p)]
+    return out
+
+
 def check_text_record(args):
-    """--text-record: the record names both languages, and no option of this run says otherwise."""
+    """--text-record: the record names both languages, the files this run reads from its text folder are the
+    ones it lists (kept in ``args.text_digests`` and ``args.text_record_digest`` for :func:`recheck_text`), and no option of this run says
+    otherwise."""
     record = read_text_record(args.text_record)
     for lang in (args.source_lang, args.target_lang):
         if lang not in record:
             raise SyntaxDataError(args.text_record, f"no language {lang!r} (it records {sorted(record)})")
+    args.text_digests = check_text_files(args.text_record, record, _text_inputs(args))
+    args.text_record_digest = file_sha256(args.text_record)
     given = [flag for flag, value in (("--parser", args.parser), ("--parser-source", args.parser_source),
                                       ("--parser-target", args.parser_target), ("--pretokenized", args.pretokenized),
                                       ("--tokenizer-source", args.tokenizer_source != "auto" and args.tokenizer_source),
@@ -65,9 +79,25 @@ def check_text_record(args):
 
 
 
+def recheck_text(args):
+    """--text-record, at the end of the run: the text and its record are as at the start (another --text-only
+    run into the folder while this one read it would mix two texts in one data-bin)."""
+    if getattr(args, "text_record_digest", None) is None:
+        return
+    for path, digest in args.text_digests.items():
+        if not os.path.exists(path) or file_sha256(path) != digest:
+            raise SyntaxDataError(path, "changed while this prepare ran (another prepare --text-only into its "
+                                  "folder?): run this prepare again once that one has finished")
+    current = file_sha256(args.text_record) if os.path.exists(args.text_record) else None
+    if current != args.text_record_digest:
+        raise SyntaxDataError(args.text_record, "changed while this prepare ran (another prepare --text-only into "
+                              "its folder?): run this prepare again once that one has finished")
+
+
 def write_record(args, syntax_sides, codes, parsed_sides=()):
     """DESTDIR/preparation.json, and the BPE codes beside it (what decoding raw text needs); ``parsed_sides``:
-    the sides prepare parsed itself."""
+    the sides prepare parsed itself. With --text-record, the text is checked first (:func:`recheck_text`)."""
+    recheck_text(args)
     languages = {lang: language_record(args, lang, side, syntax_sides, side in parsed_sides)
                  for lang, side in ((args.source_lang, "source"), (args.target_lang, "target"))}
     bpe = {}

@@ -16,7 +16,10 @@ its stamp vouches for it (made from inputs of this SHA-256 with these options:
 
 ``WORKDIR/text.json`` (:data:`TEXT_RECORD`) says per language how its tokens were made: the
 :class:`~fairseq_syntax.preparation.record.LanguageRecord` fields a data-bin made from this text records
-for decoding raw text (``prepare --text-record WORKDIR/text.json``).
+for decoding raw text (``prepare --text-record WORKDIR/text.json``), and ``files``: each file the run made,
+with its SHA-256. It is removed before a run changes any file and written once every file is made, so that a
+run stopped midway leaves none; ``prepare --text-record`` takes only the files of the folder it lists, as
+listed (:func:`check_text_files`), and refuses them changed at the end of its run.
 """
 from __future__ import annotations
 
@@ -112,7 +115,7 @@ def make_split(args, pref, split, lang, side, entry, plan, work, parsers):
         inputs["parser"] = parser_identity(backend, options)
     if vouched(out, inputs):
         logger.info("%s: reused (made from the same input with the same options)", out)
-        return
+        return out
     unstamp(out)
     for stale in (os.path.join(work, f"{split}.{lang}"), os.path.join(work, f"{split}.{lang}.conllu")):
         if stale != out:  # the other kind of output of an earlier run with other options
@@ -140,6 +143,7 @@ def make_split(args, pref, split, lang, side, entry, plan, work, parsers):
         remove_file(os.path.join(work, name))
         remove_file(os.path.join(work, name + ".conllu"))
     stamp_for(out, inputs)
+    return out
 
 
 def prepare_text(args, splits, syntax_sides, work):
@@ -157,15 +161,47 @@ def prepare_text(args, splits, syntax_sides, work):
         parsers = {}
         load_side_parsers(args, [(lang, side) for lang, side in ((src, "source"), (tgt, "target"))
                                  if plans[side][1]], parsers)
+        remove_file(os.path.join(work, TEXT_RECORD))  # until every file is made, none describes the folder
         record = {}
         for lang, side in ((src, "source"), (tgt, "target")):
             given = any(os.path.exists(f"{pref}.{lang}.conllu") for pref in prefixes)
             record[lang] = entry = language_entry(args, lang, side, plans[side], given)
+            files = {}
             for split, pref in splits:
                 logger.info("%s %s: %s", split, lang, "parse" if plans[side][1] else f"tokens ({entry['tokenizer']})")
-                make_split(args, pref, split, lang, side, entry, plans[side], work, parsers)
+                out = make_split(args, pref, split, lang, side, entry, plans[side], work, parsers)
+                files[os.path.basename(out)] = file_sha256(out)
+            entry["files"] = files
         atomic_write(os.path.join(work, TEXT_RECORD), json.dumps(record, indent=1, sort_keys=True).encode() + b"\n")
     print(f"text ready: {work}")
+
+
+def check_text_files(record_path, record, paths):
+    """The SHA-256 of each of ``paths`` (files a prepare reads) that lies in the text folder of ``record_path``
+    (symbolic links followed: the recipes link the text into each variant's folder): each must be a file
+    the record lists, as listed; ``{real path: SHA-256}``."""
+    folder = os.path.realpath(os.path.dirname(record_path))
+    listed = {}
+    for entry in record.values():
+        if "files" not in entry:
+            raise SyntaxDataError(record_path, "lists no files (made by an earlier version): run prepare "
+                                  "--text-only again (it reuses what it made)")
+        listed.update(entry["files"])
+    digests = {}
+    for path in paths:
+        real = os.path.realpath(path)
+        if os.path.dirname(real) != folder:
+            continue
+        name = os.path.basename(real)
+        if name not in listed:
+            raise SyntaxDataError(path, f"not made by the --text-only run {record_path} records (it lists "
+                                  f"{', '.join(sorted(listed))}): make the text again with this split")
+        digest = file_sha256(real)
+        if digest != listed[name]:
+            raise SyntaxDataError(path, f"not the file text.json lists ({record_path}): a --text-only run changed "
+                                  "it and did not finish, or it was edited; make the text again")
+        digests[real] = digest
+    return digests
 
 
 def read_text_record(path):
