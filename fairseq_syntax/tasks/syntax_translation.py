@@ -246,6 +246,25 @@ class SyntaxTranslationTask(TranslationTask):
                 ds.request = request
 
     # --- data -----------------------------------------------------------------
+    def get_batch_iterator(self, dataset, seed=1, epoch=1, update_epoch_batch_itr=False, **kwargs):
+        """fairseq's iterator, its batches made as at epoch 1 whatever epoch it is made at.
+
+        fairseq 0.12.3 draws the order of the sentences of one length (which decides the batches and the row
+        order within each) with numpy seed ``--seed`` + the epoch the iterator is made at, then keeps those
+        batches for every later epoch: a training resumed from checkpoint_last.pt at epoch k trained on other
+        batches than the same training uninterrupted (made at epoch 1), and another dropout mask fell on each
+        row. Here the batches are made with the seed of epoch 1, and the iterator keeps ``--seed`` for its
+        shuffle of the batches by epoch, so that a resumed run takes up the uninterrupted run's course
+        (tests/test_resume_equivalence.py). An uninterrupted run is as before; batches rebuilt every epoch
+        (``--update-epoch-batch-itr``, rebuild_batches) keep fairseq's per-epoch draw."""
+        if update_epoch_batch_itr or getattr(self.cfg, "rebuild_batches", False) or epoch == 1:
+            return super().get_batch_iterator(dataset, seed=seed, epoch=epoch,
+                                              update_epoch_batch_itr=update_epoch_batch_itr, **kwargs)
+        itr = super().get_batch_iterator(dataset, seed=seed + 1 - epoch, epoch=epoch,
+                                         update_epoch_batch_itr=update_epoch_batch_itr, **kwargs)
+        itr.seed = seed
+        return itr
+
     def filter_indices_by_size(self, indices, dataset, max_positions=None, ignore_invalid_inputs=False):
         """fairseq's filter of pairs longer than the model reads, counted and checked (data/long_pairs.py)."""
         split = next((name for name, d in self.datasets.items() if d is dataset), "?")
