@@ -321,6 +321,7 @@ def test_results_table_refuses_a_row_labelled_with_the_wrong_baseline(tmp_path):
             assert p.returncode == 1 and error in p.stderr, p.stderr
 
 
+@pytest.mark.slow  # five runs of the script: 11 s
 def test_results_table_refuses_a_baseline_it_cannot_check(tmp_path):
     """A row whose baseline has no scores.json in WORK (its committed translations stood in for its evaluation)
     is checked against the committed OUT/BASE.json, and refused where neither exists (before: taken unchecked, so

@@ -55,12 +55,11 @@ def test_a_resumed_training_ends_where_the_uninterrupted_one_ends(case, data_bin
     once, twice = tmp_path / "once", tmp_path / "twice"
     updates = 16  # the synthetic corpus's epoch is 11 updates: stopped after the first, resumed into the second
     extra = ["--dropout", "0.3", *CRITERIA.get(case, [])]
-    before = _losses(log_of(run(train_cmd(data_bin, str(once), updates=updates, arch=arch, extra=extra), process=True)))
-    run(train_cmd(data_bin, str(twice), updates=updates, arch=arch, extra=extra + ["--max-epoch", "1"]), process=True)
+    before = _losses(log_of(run(train_cmd(data_bin, str(once), updates=updates, arch=arch, extra=extra))))
+    run(train_cmd(data_bin, str(twice), updates=updates, arch=arch, extra=extra + ["--max-epoch", "1"]))
     stopped = _params(twice / "checkpoint_last.pt")
-    resumed = run(train_cmd(data_bin, str(twice), updates=updates, arch=arch, extra=extra), process=True)
+    resumed = run(train_cmd(data_bin, str(twice), updates=updates, arch=arch, extra=extra))
     log = resumed.stdout + resumed.stderr
-    assert "Loaded checkpoint" in log, log[-2000:]
     after = _losses(log)
     assert after and min(after) > 1 and max(after) == updates, after  # it went on from where it stopped
     assert all(after[u] == before[u] for u in after), (case, {u: (before[u], after[u]) for u in after})
