@@ -140,7 +140,7 @@ raw_source() {  # where this run takes its raw data from: RAW/.complete records 
 local_files() {  # the files fetch_local copies from LOCAL_DATA (their names, one a line)
   local f set
   for set in train valid test $TEST_SETS; do
-    for f in "$LOCAL_DATA/$set".{"$SRC","$TGT"}{,.conllu}; do [ -f "$f" ] && basename "$f"; done
+    for f in "$LOCAL_DATA/$set".{"$SRC","$TGT"}{,.conllu}; do [ ! -f "$f" ] || basename "$f"; done
   done | sort -u
 }
 
@@ -151,6 +151,7 @@ local_changes() {  # the LOCAL_DATA files that are not as RAW's copies of them (
     case $name in *.conllu|*."$SRC"|*."$TGT") ;; *) continue ;; esac
     [[ " $(local_files | tr '\n' ' ') " == *" $name "* ]] || [[ $name == test.* && -n "$TEST_SETS" ]] || echo "$name"
   done
+  return 0  # (its status is not the answer: a caller under set -e and pipefail reads its lines)
 }
 
 fetch() {
