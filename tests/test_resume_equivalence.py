@@ -68,3 +68,32 @@ def test_a_resumed_training_ends_where_the_uninterrupted_one_ends(case, data_bin
     assert any(not torch.equal(stopped[k], b[k]) for k in b)  # the resumed run did train on
     differing = [k for k in a if not torch.equal(a[k], b[k])]
     assert differing == [], (case, differing[:5])
+
+
+@pytest.mark.parametrize("kwargs,made_at", [({}, 4), ({"disable_iterator_cache": True}, 7),
+                                            ({"update_epoch_batch_itr": True}, 7)])
+def test_batches_made_anew_every_epoch_keep_fairseqs_seed(kwargs, made_at, monkeypatch):
+    """Iterators that fairseq makes anew every epoch (sharded data disables its cache; --update-epoch-batch-itr)
+    keep its per-epoch seed; the cached iterator made at a later epoch (a resume) gets epoch 1's: seed + 1 - epoch
+    here, which fairseq turns into seed + 1 (for --seed 3 at epoch 4: 4)."""
+    from fairseq.tasks import FairseqTask
+
+    from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationTask
+
+    seen = {}
+
+    class Itr:
+        seed = None
+
+    def fake(self, dataset, seed=1, epoch=1, update_epoch_batch_itr=False, **kw):
+        seen["seed"] = seed + epoch  # the numpy seed fairseq 0.12.3 makes the batches with
+        itr = Itr()
+        itr.seed = seed
+        return itr
+
+    monkeypatch.setattr(FairseqTask, "get_batch_iterator", fake)
+    task = SyntaxTranslationTask.__new__(SyntaxTranslationTask)
+    task.cfg = type("Cfg", (), {})()
+    monkeypatch.setattr(SyntaxTranslationTask, "can_reuse_epoch_itr", lambda self, dataset: True)
+    itr = task.get_batch_iterator(object(), seed=3, epoch=4, **kwargs)
+    assert seen["seed"] == made_at and itr.seed == 3

@@ -139,7 +139,11 @@ def check_baseline(work, model, base, set_name, sc, out=None):
     if os.path.exists(path):
         own = json.load(open(path, encoding="utf-8"))["bleu"]
     elif committed and os.path.exists(committed):
-        path, own = committed, json.load(open(committed, encoding="utf-8"))["sets"][set_name or "test"]["bleu"]
+        sets = json.load(open(committed, encoding="utf-8")).get("sets", {})
+        if (set_name or "test") not in sets:
+            raise SystemExit(f"error: {model}: cannot check that its baseline is {base}: {committed} has no test set "
+                             f"{set_name or 'test'}; evaluate {base} first")
+        path, own = committed, sets[set_name or "test"]["bleu"]
     else:
         raise SystemExit(f"error: {model}: cannot check that its baseline is {base}: neither {path} nor "
                          f"{committed or 'a committed OUT/' + base + '.json (--out)'} exists; evaluate {base} first")
@@ -194,6 +198,7 @@ def main(argv=None):
             result["sets"][s or "test"], cells = set_scores(os.path.join(ev, s, "scores.json"), ribes)
             if base != m:
                 check_baseline(args.work, m, base, s, result["sets"][s or "test"], args.out)
+            result["sets"][s or "test"].pop("baseline_file", None)  # this machine's path: checked, not kept
             row += cells
         result["uas"] = parse_uas(os.path.join(ev, "uas.txt"))
         result["training"] = training_state(os.path.join(args.work, "checkpoints", m))
@@ -211,6 +216,7 @@ def main(argv=None):
                     os.path.join(ev, s, f"vs_{other}", "scores.json"), ribes)
                 check_also_against(args.work, m, other, s, result["sets"][s or "test"],
                                    result["also_against"][other][s or "test"], args.out)
+                result["also_against"][other][s or "test"].pop("baseline_file", None)
                 row += cells
             print("| " + " | ".join(row + ["", "", "", ""]) + " |")
         if args.out:

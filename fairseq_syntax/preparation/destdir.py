@@ -74,6 +74,8 @@ def check_destdir(args, work):
     given = args.preprocess_args.split()
     kept = {os.path.realpath(given[i + 1]) for i, option in enumerate(given[:-1]) if option in ("--srcdict",
                                                                                               "--tgtdict")}
+    kept |= {os.path.realpath(option.split("=", 1)[1]) for option in given  # --srcdict=PATH, the other spelling
+             if option.startswith(("--srcdict=", "--tgtdict="))}
     names = sorted(os.listdir(args.destdir)) if os.path.isdir(args.destdir) else []
     # every dictionary of the data-bin before, of any language (a rebuild for another pair would leave the
     # old pair's dictionaries and datasets beside a dictionary they no longer match), but one given to this run

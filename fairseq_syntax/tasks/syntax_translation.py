@@ -256,8 +256,11 @@ class SyntaxTranslationTask(TranslationTask):
         row. Here the batches are made with the seed of epoch 1, and the iterator keeps ``--seed`` for its
         shuffle of the batches by epoch, so that a resumed run takes up the uninterrupted run's course
         (tests/test_resume_equivalence.py). An uninterrupted run is as before; batches rebuilt every epoch
-        (``--update-epoch-batch-itr``, rebuild_batches) keep fairseq's per-epoch draw."""
-        if update_epoch_batch_itr or getattr(self.cfg, "rebuild_batches", False) or epoch == 1:
+        (``--update-epoch-batch-itr``, rebuild_batches, sharded data: fairseq makes them anew every epoch) keep
+        fairseq's per-epoch draw. With ``--update-ordered-indices-seed`` (the seed given already holds the
+        epoch) a resumed run still draws other batches, as in fairseq."""
+        if (update_epoch_batch_itr or getattr(self.cfg, "rebuild_batches", False) or epoch == 1
+                or kwargs.get("disable_iterator_cache") or not self.can_reuse_epoch_itr(dataset)):
             return super().get_batch_iterator(dataset, seed=seed, epoch=epoch,
                                               update_epoch_batch_itr=update_epoch_batch_itr, **kwargs)
         itr = super().get_batch_iterator(dataset, seed=seed + 1 - epoch, epoch=epoch,
