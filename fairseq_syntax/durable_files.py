@@ -104,6 +104,16 @@ def vouched(path: str, inputs: dict) -> bool:
         return False
 
 
+def stamped_sha256(path: str) -> Optional[str]:
+    """The SHA-256 ``path``'s stamp holds (right after :func:`vouched` or :func:`stamp_for`: the file's own,
+    without reading it again), or None without a stamp."""
+    try:
+        with open(_stamp_path(path), encoding="utf-8") as f:
+            return json.load(f).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def unstamp(path: str) -> None:
     """Remove ``path``'s stamp (before ``path`` is replaced: a kill then leaves a file nobody vouches for)."""
     stamp = _stamp_path(path)

@@ -145,11 +145,12 @@ local_files() {  # the files fetch_local copies from LOCAL_DATA (their names, on
 }
 
 local_changes() {  # the LOCAL_DATA files that are not as RAW's copies of them (changed, added or removed)
-  local name
-  for name in $(local_files); do cmp -s "$LOCAL_DATA/$name" "$RAW/$name" || echo "$name"; done
+  local name listed
+  listed=" $(local_files | tr '\n' ' ') "
+  for name in $listed; do cmp -s "$LOCAL_DATA/$name" "$RAW/$name" || echo "$name"; done
   for name in $(cd "$RAW" && ls); do  # copied before and gone from LOCAL_DATA since
     case $name in *.conllu|*."$SRC"|*."$TGT") ;; *) continue ;; esac
-    [[ " $(local_files | tr '\n' ' ') " == *" $name "* ]] || [[ $name == test.* && -n "$TEST_SETS" ]] || echo "$name"
+    [[ $listed == *" $name "* ]] || [[ $name == test.* && -n "$TEST_SETS" ]] || echo "$name"
   done
   return 0  # (its status is not the answer: a caller under set -e and pipefail reads its lines)
 }

@@ -34,6 +34,7 @@ from fairseq_syntax.durable_files import (
     file_sha256,
     replace_file,
     stamp_for,
+    stamped_sha256,
     temporary_name,
     unstamp,
     vouched,
@@ -170,7 +171,7 @@ def prepare_text(args, splits, syntax_sides, work):
             for split, pref in splits:
                 logger.info("%s %s: %s", split, lang, "parse" if plans[side][1] else f"tokens ({entry['tokenizer']})")
                 out = make_split(args, pref, split, lang, side, entry, plans[side], work, parsers)
-                files[os.path.basename(out)] = file_sha256(out)
+                files[os.path.basename(out)] = stamped_sha256(out)  # vouched for or stamped just now
             entry["files"] = files
         atomic_write(os.path.join(work, TEXT_RECORD), json.dumps(record, indent=1, sort_keys=True).encode() + b"\n")
     print(f"text ready: {work}")

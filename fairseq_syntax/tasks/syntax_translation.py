@@ -259,11 +259,9 @@ class SyntaxTranslationTask(TranslationTask):
         (``--update-epoch-batch-itr``, rebuild_batches, sharded data: fairseq makes them anew every epoch) keep
         fairseq's per-epoch draw. With ``--update-ordered-indices-seed`` (the seed given already holds the
         epoch) a resumed run still draws other batches, as in fairseq."""
-        if (update_epoch_batch_itr or getattr(self.cfg, "rebuild_batches", False) or epoch == 1
-                or kwargs.get("disable_iterator_cache") or not self.can_reuse_epoch_itr(dataset)):
-            return super().get_batch_iterator(dataset, seed=seed, epoch=epoch,
-                                              update_epoch_batch_itr=update_epoch_batch_itr, **kwargs)
-        itr = super().get_batch_iterator(dataset, seed=seed + 1 - epoch, epoch=epoch,
+        anew = (epoch == 1 or update_epoch_batch_itr or getattr(self.cfg, "rebuild_batches", False)
+                or kwargs.get("disable_iterator_cache") or not self.can_reuse_epoch_itr(dataset))
+        itr = super().get_batch_iterator(dataset, seed=seed if anew else seed + 1 - epoch, epoch=epoch,
                                          update_epoch_batch_itr=update_epoch_batch_itr, **kwargs)
         itr.seed = seed
         return itr
