@@ -170,6 +170,56 @@ def test_the_gpu_section_of_the_benchmarks_holds_the_committed_runs_tables():
     assert {name for name, *_ in report_tables.rows(report, "transformer")} == set(rows) - {"lstm_luong", "cky_lstm"}
 
 
+#: the committed runs of run.sh table (docs/benchmarks.md, "Tanaka Ja->En at Transformer base")
+TANAKA_BASE_RUNS = ("tanaka_base_1100_updates", "tanaka_base_600_updates")
+
+
+def _tanaka_base_run(name):
+    folder = os.path.join(ROOT, "examples", "gpu", "results", name)
+    return folder, json.load(open(os.path.join(folder, "tanaka_base.json"), encoding="utf-8"))
+
+
+def test_the_gpu_tanaka_tables_of_the_benchmarks_are_the_committed_runs():
+    """docs/benchmarks.md's GPU Tanaka tables are results_markdown.py's on each committed run's results, every
+    model of the run scored, at the updates and commit the text names."""
+    sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+    import results_markdown
+
+    doc = open(os.path.join(ROOT, "docs", "benchmarks.md"), encoding="utf-8").read()
+    for name in TANAKA_BASE_RUNS:
+        folder, summary = _tanaka_base_run(name)
+        assert summary["scored"] == summary["models"] and summary["size"] == "base", name
+        assert f"--max-update {summary['updates']} --warmup-updates {summary['updates'] // 4} " in \
+            summary["extra_train_args"] and "--fp16" in summary["extra_train_args"], name
+        assert summary["environment"]["commit"].startswith("1f29539") and "1f29539" in doc
+        assert results_markdown.table([os.path.join(folder, "results")], summary["models"], ribes=True) in doc
+
+
+@pytest.mark.parametrize("name", TANAKA_BASE_RUNS)
+def test_the_gpu_tanaka_rows_rescore_from_their_translations(name):
+    """Every row's BLEU, chrF and RIBES follow from its committed translations and the corpus's references (to
+    1e-9: the GPU machine's CPU gave RIBES another 13th digit)."""
+    from conftest import require_shared
+    from sacrebleu.metrics import BLEU, CHRF
+
+    from fairseq_syntax.evaluation.scores import ribes
+
+    sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+    import multiseed_table
+
+    refs = multiseed_table.references("tanaka-ja-en", require_shared("data", "small_parallel_enja"))
+    folder, summary = _tanaka_base_run(name)
+    for model in summary["models"]:
+        scores = json.load(open(os.path.join(folder, "results", f"{model}.json"), encoding="utf-8"))["sets"]["test"]
+        with open(os.path.join(folder, "results", "translations", f"{model}.txt"), encoding="utf-8") as f:
+            hyps = [line.rstrip("\n") for line in f]
+        assert len(hyps) == len(refs) == 500
+        assert scores["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:none|"), model
+        got = (BLEU(tokenize="none", force=True).corpus_score(hyps, [refs]).score,
+               CHRF().corpus_score(hyps, [refs]).score, ribes(hyps, refs))
+        assert got == pytest.approx((scores["bleu"], scores["chrf"], scores["ribes"]), abs=1e-9), model
+
+
 @pytest.mark.parametrize("case", ["cky_lstm_tiny", "lstm_luong_tiny"])
 def test_the_lstm_presets_parity_mode_is_eval_mode_on_the_kernels_training_uses(case):
     """The GPU parity phase takes the LSTM presets' gradients in train mode with every dropout at 0 (cuDNN's RNN
