@@ -106,16 +106,46 @@ def test_normalising_a_side_given_as_tokens_names_their_tokeniser(tmp_path):
     assert not (tmp_path / "bin").exists()
 
 
+def _data_bin_without_record(tmp_path, merges=30):
+    """A data-bin with BPE (no syntax), as prepared before records existed: its preparation.json and copied codes
+    removed; returns it and its work folder."""
+    _plain_corpus(tmp_path)
+    dest, work = tmp_path / "bin", tmp_path / "work"
+    run([tool("fairseq-syntax-prepare"), "-s", "src", "-t", "tgt", *_splits(tmp_path), "--destdir", str(dest),
+         "--workdir", str(work), "--syntax", "none", "--bpe-merges", str(merges), "--no-progress"])
+    (dest / "preparation.json").unlink()
+    (dest / "bpe.codes").unlink()
+    return dest, work
+
+
+def test_record_only_refuses_codes_a_later_preparation_learned_again(tmp_path):
+    """--record-only copies WORKDIR's BPE codes into the record that raw-text decoding segments with. Codes the
+    work folder got from another preparation (here: learned again with 8 merges, the data-bin made with 30) were
+    copied and recorded, exit 0; they are refused now, naming the sentence they segment otherwise, and nothing is
+    written. The codes that made the data-bin are recorded, byte for byte."""
+    from subword_nmt.learn_bpe import learn_bpe
+
+    dest, work = _data_bin_without_record(tmp_path)
+    right = (work / "bpe.codes.joint").read_bytes()
+    with open(tmp_path / "train.src", encoding="utf-8") as fin, open(work / "bpe.codes.joint", "w",
+                                                                     encoding="utf-8") as fout:
+        learn_bpe(fin, fout, 8, min_frequency=2)
+    command = [tool("fairseq-syntax-prepare"), "-s", "src", "-t", "tgt", *_splits(tmp_path), "--destdir", str(dest),
+               "--workdir", str(work), "--syntax", "none", "--bpe-merges", "30", "--record-only", "--no-progress"]
+    p = run(command, check=False)
+    assert p.returncode != 0 and "these BPE codes did not make the data-bin's subwords" in p.stderr, p.stderr[-2000:]
+    assert "valid.src-tgt.src.bin, sentence 1" in p.stderr and "bpe.codes.joint" in p.stderr
+    assert not (dest / "preparation.json").exists() and not (dest / "bpe.codes").exists()
+    (work / "bpe.codes.joint").write_bytes(right)
+    assert "recorded" in run(command).stdout
+    assert (dest / "bpe.codes").read_bytes() == right
+
+
 def test_record_only_names_the_default_parser_of_a_side_it_parsed(tmp_path):
     """--record-only with the options of a preparation that parsed the source with the default parser (no
     --parser option given): the record names that parser and the parser's tokens, not whitespace tokens
     (before: parser none, tokenizer given, and raw lines were split on whitespace at decoding)."""
-    _plain_corpus(tmp_path)
-    dest, work = tmp_path / "bin", tmp_path / "work"
-    dest.mkdir()
-    work.mkdir()
-    (dest / "dict.src.txt").write_text("the 5\n")
-    (work / "bpe.codes.joint").write_text("#version: 0.2\nt h\n")
+    dest, work = _data_bin_without_record(tmp_path)
     p = run([tool("fairseq-syntax-prepare"), "-s", "src", "-t", "tgt", *_splits(tmp_path), "--destdir", str(dest),
              "--workdir", str(work), "--syntax", "source", "--record-only", "--no-progress"])
     assert "recorded" in p.stdout

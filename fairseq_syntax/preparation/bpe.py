@@ -117,3 +117,54 @@ def learn_and_apply_bpe(args, texts, work, progress=True):
         apply_bpe_file(code_path, path, out, workers=args.workers, progress=progress, bpe=bpe)
         out_paths[(split, lang)] = out
     return out_paths, {lang: code_path for lang, (code_path, _) in codes.items()}
+
+
+#: lines of a data-bin split that --record-only segments again to check the codes it records
+CHECKED_LINES = 1000
+
+
+def check_codes_segment_data_bin(code_path, destdir, src, tgt, lang, lines=CHECKED_LINES):
+    """Refuse BPE codes that did not make a data-bin's subwords: the first ``lines`` sentences of its first split
+    (valid, train, test), each joined back into its tokens and segmented again with these codes, must come out
+    as the data-bin holds them. The right codes give every line back (subword-nmt's segmentation is a function
+    of the tokens); codes learned by another preparation (other text, other merges) split words otherwise.
+    Lines holding ``<unk>`` are skipped. Used by ``prepare --record-only``, which copies codes from a work
+    folder that a later or killed preparation may have rewritten."""
+    from fairseq.data import Dictionary, data_utils
+
+    from fairseq_syntax.errors import SyntaxDataError
+
+    dictionary = Dictionary.load(os.path.join(destdir, f"dict.{lang}.txt"))
+    for split in ("valid", "train", "test"):
+        prefix = os.path.join(destdir, f"{split}.{src}-{tgt}.{lang}")
+        if os.path.exists(prefix + ".bin") and os.path.exists(prefix + ".idx"):
+            break
+    else:
+        raise SyntaxDataError(destdir, f"no binarized split of {lang!r} (valid, train or test "
+                              f"{{SPLIT}}.{src}-{tgt}.{lang}.bin) to check the BPE codes {code_path} against")
+    data = data_utils.load_indexed_dataset(prefix, dictionary)
+    bpe = load_bpe(code_path)
+    checked = 0
+    for i in range(min(lines, len(data))):
+        ids = data[i]
+        if len(ids) and ids[-1] == dictionary.eos():
+            ids = ids[:-1]
+        if (ids == dictionary.unk()).any():
+            continue
+        held = dictionary.string(ids)
+        tokens = (held + " ").replace("@@ ", "").strip()
+        made = bpe.process_line(tokens).strip()
+        if made != held:
+            raise SyntaxDataError(
+                code_path, f"these BPE codes did not make the data-bin's subwords ({prefix}.bin, sentence {i + 1}: "
+                f"the data-bin holds {held[:120]!r}, the codes give {made[:120]!r}): a later or killed preparation "
+                "in this work folder learned them again. Give the --workdir of the preparation that made "
+                f"{destdir}, or prepare it again")
+        checked += 1
+    if not checked:
+        raise SyntaxDataError(f"{prefix}.bin", f"every one of its first {min(lines, len(data))} sentences holds <unk>: "
+                              f"nothing to check the BPE codes {code_path} against")
+    logger.info("BPE codes %s: %d sentences of %s segmented again as the data-bin holds them", code_path, checked,
+                os.path.basename(prefix))
+    return checked
+

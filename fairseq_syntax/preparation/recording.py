@@ -13,6 +13,7 @@ from fairseq_syntax.durable_files import (
     temporary_name,
 )
 from fairseq_syntax.errors import OptionError, SyntaxDataError
+from fairseq_syntax.preparation.bpe import check_codes_segment_data_bin
 from fairseq_syntax.preparation.parse_step import side_parser_spec, sides_of, sides_to_parse
 from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
 from fairseq_syntax.preparation.text_stage import check_text_files, read_text_record
@@ -113,7 +114,8 @@ def write_record(args, syntax_sides, codes, parsed_sides=()):
 
 def record_existing(args, syntax_sides, work, prefixes):
     """--record-only: write the preparation record of a data-bin prepared before records existed (the same
-    options as its preparation; its BPE codes are taken from WORKDIR), touching nothing else. The sides its
+    options as its preparation; its BPE codes are taken from WORKDIR, and refused unless they segment the data-bin's
+    sentences as it holds them: :func:`check_codes_segment_data_bin`), touching nothing else. The sides its
     parser parsed are the ones whose splits (``prefixes``) have raw text without CoNLL-U, as in preparation:
     their tokens are the parser's (a default parser too, named by no option)."""
     if not os.path.exists(os.path.join(args.destdir, f"dict.{args.source_lang}.txt")):
@@ -126,6 +128,8 @@ def record_existing(args, syntax_sides, work, prefixes):
             path = os.path.join(work, f"bpe.codes.{'joint' if len(langs) == 2 else langs[0]}")
             if not os.path.exists(path):
                 raise SyntaxDataError(path, "--record-only: the preparation's BPE codes are not in its work folder")
+            for lang in langs:
+                check_codes_segment_data_bin(path, args.destdir, args.source_lang, args.target_lang, lang)
             codes.update({lang: path for lang in langs})
     path = write_record(args, syntax_sides, codes, [side for _, side in sides_to_parse(args, prefixes, syntax_sides)])
     print(f"recorded {path}")
