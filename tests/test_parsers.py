@@ -211,3 +211,25 @@ def test_parser_identity_follows_the_model_behind_the_name(tmp_path, monkeypatch
     except metadata.PackageNotFoundError:
         version = None
     assert parser_identity("spacy", {"model": "ja_ginza"})["model"] == version
+
+
+def test_parser_identity_follows_sudachis_dictionary(monkeypatch):
+    """GiNZA's words are SudachiPy's, cut by its dictionary: a new SudachiDict (pip install -U, same GiNZA)
+    changes the identity the parse caches key by; a dictionary not installed is not named."""
+    from importlib import metadata
+
+    from fairseq_syntax.parsing import identity
+
+    installed = {"spacy": "3.8.18", "ginza": "5.3.0", "SudachiPy": "0.6.11", "SudachiDict-core": "20260723"}
+
+    def version(name):
+        if name not in installed:
+            raise metadata.PackageNotFoundError(name)
+        return installed[name]
+
+    monkeypatch.setattr(metadata, "version", version)
+    before = identity.parser_identity("spacy", {"model": "ja_ginza"})
+    assert before["libraries"]["SudachiDict-core"] == "20260723" and "SudachiDict-full" not in before["libraries"]
+    installed["SudachiDict-core"] = "20261101"
+    assert identity.parser_identity("spacy", {"model": "ja_ginza"}) != before
+    assert "SudachiPy" not in identity.parser_identity("udpipe", {"model_path": None})["libraries"]

@@ -12,7 +12,8 @@ would hand the new model's data-bin the old trees. :func:`parser_identity` is wh
 * ``stanza``: the name, size and modification time of every file of the language's models in the resources
   folder (``--stanza-dir``, else ``$STANZA_RESOURCES_DIR``, else ``~/stanza_resources``; stanza's models are
   hundreds of megabytes, and a download rewrites the files);
-* every backend: the installed versions of its libraries (stanza; spaCy and GiNZA; ufal.udpipe).
+* every backend: the installed versions of its libraries (stanza; spaCy and GiNZA; ufal.udpipe), and for spaCy
+  those of SudachiPy and its dictionaries where installed (GiNZA's words are SudachiPy's).
 
 A file hashed once keeps its digest for the process while its size and modification time stay the same.
 """
@@ -27,6 +28,9 @@ from fairseq_syntax.durable_files import file_sha256
 
 #: the distributions whose code makes each backend's trees
 LIBRARIES = {"stanza": ("stanza",), "spacy": ("spacy", "ginza"), "udpipe": ("ufal.udpipe",), "conllu": ()}
+#: distributions that make a backend's tokens when installed (GiNZA's words are SudachiPy's, cut by its
+#: dictionary: a new SudachiDict splits words otherwise); named in the identity only when installed
+TOKENIZER_DATA = {"spacy": ("SudachiPy", "SudachiDict-core", "SudachiDict-small", "SudachiDict-full")}
 
 
 def _version(distribution: str) -> Optional[str]:
@@ -81,6 +85,7 @@ def parser_identity(backend: str, options: dict) -> Dict[str, object]:
     """The model's content and the libraries' versions behind the trees of parser ``backend`` built with
     ``options`` (its constructor options: :func:`fairseq_syntax.parsing.base.backend_options`)."""
     libraries = {name: _version(name) for name in LIBRARIES.get(backend, ())}
+    libraries.update({name: v for name in TOKENIZER_DATA.get(backend, ()) if (v := _version(name)) is not None})
     if backend == "udpipe":
         model = _file_digest(options.get("model_path"))
     elif backend == "conllu":
