@@ -35,9 +35,23 @@ def write_boundary(path: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+#: this process's part of temporary names, by pid (a forked child makes its own)
+_process_tokens = {}
+
+
 def temporary_name(path: str) -> str:
-    """A temporary name beside ``path``, private to this process (two processes never share one)."""
-    return f"{path}.tmp.{os.getpid()}"
+    """A temporary name beside ``path``, private to this process and the same for every call in it: the host's
+    name, the pid and random bits drawn once per process. The pid alone is not private on a file system that
+    several hosts share (the shards of a SLURM array, containers whose processes have the same small pids): two
+    processes writing the same file there would write into one temporary file."""
+    pid = os.getpid()
+    token = _process_tokens.get(pid)
+    if token is None:
+        import secrets
+        import socket
+
+        token = _process_tokens[pid] = f"{socket.gethostname()}.{pid}.{secrets.token_hex(4)}"
+    return f"{path}.tmp.{token}"
 
 
 def _failed_write(tmp: str, path: str, exc: OSError) -> OSError:

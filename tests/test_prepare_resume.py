@@ -337,3 +337,22 @@ def test_overwrite_keeps_a_dictionary_given_to_the_run_in_either_spelling(tmp_pa
                            overwrite=True)
     check_destdir(args, str(tmp_path / "work"))
     assert sorted(os.listdir(dest)) == ["dict.joint.txt"]
+
+
+def test_temporary_names_differ_between_processes_of_the_same_pid_on_a_shared_folder(monkeypatch):
+    """Two processes with one pid (on two hosts sharing a work folder, or in containers that number their
+    processes alike) got the same temporary name for a file both write, and so wrote into one temporary file.
+    The name now holds the host's name and random bits drawn once per process; within a process it is stable
+    (a write names its temporary file again to rename it)."""
+    from fairseq_syntax import durable_files
+
+    monkeypatch.setattr(os, "getpid", lambda: 7)
+    monkeypatch.setattr(socket, "gethostname", lambda: "node")
+    monkeypatch.setattr(durable_files, "_process_tokens", {})
+    first = durable_files.temporary_name("/shared/work/bpe.codes.joint")
+    assert first == durable_files.temporary_name("/shared/work/bpe.codes.joint") and ".tmp.node.7." in first
+    monkeypatch.setattr(durable_files, "_process_tokens", {})  # another process, the same pid and host name
+    assert durable_files.temporary_name("/shared/work/bpe.codes.joint") != first
+    monkeypatch.setattr(durable_files, "_process_tokens", {})
+    monkeypatch.setattr(socket, "gethostname", lambda: "other")
+    assert ".tmp.other.7." in durable_files.temporary_name("/shared/work/bpe.codes.joint")

@@ -54,7 +54,11 @@ from typing import (
     Tuple,
 )
 
-from fairseq_syntax.durable_files import atomic_write, write_boundary  # noqa: F401  (atomic_write: re-exported)
+from fairseq_syntax.durable_files import (  # noqa: F401  (atomic_write: re-exported)
+    atomic_write,
+    temporary_name,
+    write_boundary,
+)
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.process_tree import die_with_parent
 from fairseq_syntax.text_files import read_text_lines
@@ -200,7 +204,7 @@ class ChunkStore:
 
     def assemble(self, digests: List[str], n_items: int) -> dict:
         """Concatenate the (verified) chunks into OUT atomically; record completion; remove the chunks."""
-        tmp = f"{self.out_path}.tmp.{os.getpid()}"
+        tmp = temporary_name(self.out_path)
         h = hashlib.sha1()
         size = units = 0
         with open(tmp, "wb") as out:
