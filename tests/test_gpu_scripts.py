@@ -132,6 +132,20 @@ def test_the_tables_updates_fit_the_time_from_the_speed_figures(tmp_path):
     assert tanaka_base.updates_for(["transformer", "rel", "dep_rel"], str(speed), 300, fallback=7)[0] == 600
 
 
+def test_the_tables_updates_follow_an_earlier_runs_pace():
+    """The committed run of 1,100 updates trained six models side by side in at most 222.5 s (202 ms an update,
+    their start included): a run of any of them gets training seconds / that pace, in fifties; a model it did not
+    train falls back to --updates. The speed rows had asked for 381 ms x 1.4 an update, 2.6 times the pace."""
+    folder, summary = _tanaka_base_run("tanaka_base_1100_updates")
+    run_json = os.path.join(folder, "tanaka_base.json")
+    n, why = tanaka_base.updates_for(["transformer", "dbsa_enc"], run_json, 310, fallback=7)
+    assert max(t["seconds"] for t in summary["train"].values()) == 222.5 and "202 ms an update" in why
+    assert n == int(310 / (222.5 / 1100)) // 50 * 50 == 1500
+    assert tanaka_base.updates_for(["transformer", "sh"], run_json, 310, fallback=7)[0] == 7
+    assert tanaka_base.train_args(600, 150, 345, precision="fp32").endswith("--stop-time-hours 0.09583 --num-workers 2")
+    assert tanaka_base.train_args(600, 150, 345).endswith("0.09583 --fp16 --num-workers 2")
+
+
 def test_fairseq_log_lines_with_a_non_finite_term_are_flagged():
     log = "\n".join([
         '2026-11-26 | INFO | train_inner | {"epoch": 1, "update": 0.1, "loss": "12.5", "dep_enc_loss": "3.2", '

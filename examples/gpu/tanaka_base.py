@@ -4,9 +4,11 @@
 each decoded and scored by the recipe's evaluate.sh (BLEU, chrF, RIBES, paired bootstrap against the
 transformer) and collected by examples/recipes/results_table.py into one JSON per model with its translations.
 
-The number of updates fits the time given (``--budget``): from the speed phase of device_check.py (its JSON
-in ``--speed``: the models' fp16 training step at 8,192 tokens, added up, since the processes share the GPU)
-or, without it, ``--updates``. Warm-up is a quarter of the updates (the recipe's base setting warms up over
+The number of updates fits the time given (``--budget``): from the pace of an earlier run of this script (its
+tanaka_base.json in ``--speed``; by default the committed run of 1,100 updates on an H100, 202 ms an update
+for six models side by side), or from the speed phase of device_check.py (its JSON: the models' fp16 training
+step at 8,192 tokens, added up, times 1.4; that asked for 2.6 times the pace measured since), or, with neither,
+``--updates``. ``--precision`` trains in fp16 (the default), amp or fp32. Warm-up is a quarter of the updates (the recipe's base setting warms up over
 4,000 of 20,000). Each model is validated and saved once, at the end (its last checkpoint is the one scored).
 
     python3 examples/gpu/tanaka_base.py --data .carry/tanaka --out $OUT --budget 400
@@ -46,9 +48,19 @@ def log(msg):
 
 
 def updates_for(models, speed_json, train_seconds, fallback):
-    """(updates, how they were chosen): from the speed rows at 8,192 tokens when every model has one."""
+    """(updates, how they were chosen): from an earlier table run's measured pace when ``speed_json`` is its
+    tanaka_base.json and it trained every model asked for (the longest training's seconds per update, the
+    processes' start included: fewer models side by side only go faster); else from device_check.py's speed
+    rows at 8,192 tokens when every model has one; else ``fallback``."""
     if speed_json and os.path.exists(speed_json):
-        rows = json.load(open(speed_json, encoding="utf-8")).get("speed", {}).get("models", {})
+        report = json.load(open(speed_json, encoding="utf-8"))
+        trained = report.get("train", {})
+        if report.get("updates") and all(trained.get(m, {}).get("exit") == 0 for m in models):
+            per_update = max(trained[m]["seconds"] for m in report["models"] if m in trained) / report["updates"]
+            n = max(50, int(train_seconds / per_update) // 50 * 50)
+            return n, (f"{train_seconds:.0f} s of training / {per_update * 1000:.0f} ms an update, the pace of "
+                       f"{len(report['models'])} models side by side in {speed_json}")
+        rows = report.get("speed", {}).get("models", {})
         # a model measured twice (the reference, first and last) counts at its faster row: the first GPU run timed
         # the transformer first before the device had seen the batches (239 ms against 59 ms)
         steps = [min((rows[r]["train_8192"]["step_ms_median"] for r in (m, f"{m} (again)")
@@ -59,6 +71,17 @@ def updates_for(models, speed_json, train_seconds, fallback):
             return n, (f"{train_seconds:.0f} s of training / ({SHARING_OVERHEAD} x {sum(steps):.0f} ms, the models' "
                        f"fp16 steps at 8,192 tokens in {speed_json})")
     return fallback, "--updates (no speed figures for every model)"
+
+
+#: fairseq's option for each --precision
+PRECISIONS = {"fp16": "--fp16", "amp": "--amp", "fp32": ""}
+
+
+def train_args(updates, warmup, train_seconds, cpu=False, precision="fp16"):
+    """The options every model's training gets (EXTRA_TRAIN_ARGS of the recipe's train.sh)."""
+    device = " --cpu --num-workers 0" if cpu else f" {PRECISIONS[precision]} --num-workers 2".replace("  ", " ")
+    return (f"--max-update {updates} --warmup-updates {warmup} --no-epoch-checkpoints --save-interval 100000 "
+            f"--validate-interval 100000 --log-interval 25 --stop-time-hours {train_seconds / 3600:.5f}" + device)
 
 
 def run(cmd, log_path, env, timeout=None):
@@ -105,11 +128,17 @@ def main(argv=None):
     p.add_argument("--models", default=",".join(MODELS), help="comma list; the transformer first (default: "
                    f"{','.join(MODELS)})")
     p.add_argument("--budget", type=float, default=400, help="seconds for everything (default 400)")
-    p.add_argument("--speed", default=os.path.join(ROOT, "examples", "gpu", "results", "device_check.json"),
-                   help="device_check.py's JSON whose speed rows size the updates")
+    p.add_argument("--speed", default=os.path.join(ROOT, "examples", "gpu", "results", "tanaka_base_1100_updates",
+                                                   "tanaka_base.json"),
+                   help="what sizes the updates: an earlier run's tanaka_base.json (its pace; the default is the "
+                   "committed run of 1,100 updates on an H100) or device_check.py's JSON (its speed rows); 'none': "
+                   "--updates")
     p.add_argument("--updates", type=int, default=600, help="updates when --speed has no figures (default 600)")
     p.add_argument("--size", default="base", help="the recipe's SIZE (default base; cpu for the dry run)")
     p.add_argument("--cpu", action="store_true", help="the dry run: train on the CPU")
+    p.add_argument("--precision", choices=sorted(PRECISIONS), default="fp16",
+                   help="every model's training on the GPU: fp16 (fairseq's FP16Optimizer, dynamic loss scale), "
+                   "amp (torch's autocast) or fp32 (default fp16)")
     args = p.parse_args(argv)
     start = time.time()
     deadline = start + args.budget
@@ -125,15 +154,14 @@ def main(argv=None):
     train_seconds = args.budget - AFTER_TRAINING - START
     n, why = updates_for(models, args.speed, train_seconds, args.updates)
     warmup = max(1, n // 4)
-    extra = (f"--max-update {n} --warmup-updates {warmup} --no-epoch-checkpoints --save-interval 100000 "
-             f"--validate-interval 100000 --log-interval 25 --stop-time-hours {train_seconds / 3600:.5f}"
-             + (" --cpu --num-workers 0" if args.cpu else " --fp16 --num-workers 2"))
+    extra = train_args(n, warmup, train_seconds, args.cpu, args.precision)
     decode = "--max-len-a 1.5 --max-len-b 10"
     env = dict(os.environ, WORK=work, SIZE=args.size, MAX_TOKENS="8192" if not args.cpu else "1024", GPUS="1",
                EXTRA_TRAIN_ARGS=extra, FAIRSEQ_SYNTAX_VENV=os.environ.get("FAIRSEQ_SYNTAX_VENV", "none"),
                OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     summary = {"environment": environment(args.cpu), "models": models, "updates": n, "warmup": warmup,
-               "updates_chosen": why, "size": args.size, "extra_train_args": extra, "decode_args": decode,
+               "updates_chosen": why, "size": args.size, "precision": "cpu" if args.cpu else args.precision,
+               "extra_train_args": extra, "decode_args": decode,
                "budget_seconds": args.budget, "train": {}, "evaluate": {}}
     write_summary(args.out, summary, start)
     log(f"{len(models)} models side by side, {n} updates each ({why}); training stops by {train_seconds:.0f} s")
