@@ -132,7 +132,7 @@ def test_the_tables_updates_fit_the_time_from_the_speed_figures(tmp_path):
     assert tanaka_base.updates_for(["transformer", "rel", "dep_rel"], str(speed), 300, fallback=7)[0] == 600
 
 
-def test_the_tables_updates_follow_an_earlier_runs_pace():
+def test_the_tables_updates_follow_an_earlier_runs_pace(tmp_path):
     """The committed run of 1,100 updates trained six models side by side in at most 222.5 s (202 ms an update,
     their start included): a run of any of them gets training seconds / that pace, in fifties; a model it did not
     train falls back to --updates. The speed rows had asked for 381 ms x 1.4 an update, 2.6 times the pace."""
@@ -142,6 +142,18 @@ def test_the_tables_updates_follow_an_earlier_runs_pace():
     assert max(t["seconds"] for t in summary["train"].values()) == 222.5 and "202 ms an update" in why
     assert n == int(310 / (222.5 / 1100)) // 50 * 50 == 1500
     assert tanaka_base.updates_for(["transformer", "sh"], run_json, 310, fallback=7)[0] == 7
+    # another precision or size, or a run whose trainings stopped short of its updates (--stop-time-hours exits
+    # 0 too), sets no pace
+    assert tanaka_base.updates_for(["transformer"], run_json, 310, fallback=7, precision="fp32")[0] == 7
+    assert tanaka_base.updates_for(["transformer"], run_json, 310, fallback=7, size="cpu")[0] == 7
+    import shutil
+
+    short = tmp_path / "short"
+    shutil.copytree(folder, short)
+    row = json.loads((short / "results" / "rel.json").read_text())
+    row["training"]["last"]["updates"] = 900
+    (short / "results" / "rel.json").write_text(json.dumps(row))
+    assert tanaka_base.updates_for(["transformer"], str(short / "tanaka_base.json"), 310, fallback=7)[0] == 7
     assert tanaka_base.train_args(600, 150, 345, precision="fp32").endswith("--stop-time-hours 0.09583 --num-workers 2")
     assert tanaka_base.train_args(600, 150, 345).endswith("0.09583 --fp16 --num-workers 2")
 

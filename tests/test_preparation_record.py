@@ -151,3 +151,43 @@ def test_record_only_names_the_default_parser_of_a_side_it_parsed(tmp_path):
     assert "recorded" in p.stdout
     src = PreparationRecord.load(str(dest)).languages["src"]
     assert src.parser is not None and src.parser["backend"] == "stanza" and src.tokenizer == "parser", src
+
+
+def test_the_codes_check_skips_what_it_cannot_join_back_and_reads_the_next_split(tmp_path):
+    """check_codes_segment_data_bin on a data-bin built by hand: an empty valid split gives way to train; a line
+    with a token that holds subword-nmt's separator (``x @@ y``: the word ``@@``) cannot be joined back for
+    certain and is skipped, not refused; the other lines must come out as held, so codes with fewer merges are
+    refused."""
+    import io
+
+    from fairseq.data import indexed_dataset
+    from subword_nmt.apply_bpe import BPE
+    from subword_nmt.learn_bpe import learn_bpe
+
+    from fairseq_syntax.preparation.bpe import check_codes_segment_data_bin
+
+    def codes(merges, name):
+        out = io.StringIO()
+        learn_bpe(io.StringIO("cat cat cat dog dog\n" * 5), out, merges, min_frequency=2)
+        (tmp_path / name).write_text(out.getvalue(), encoding="utf-8")
+        return str(tmp_path / name)
+
+    right, wrong = codes(10, "right.codes"), codes(1, "wrong.codes")
+    with open(right, encoding="utf-8") as f:
+        held = BPE(f).process_line("cat cab")
+    assert held == "cat ca@@ b"  # cat whole, which one merge splits
+    lines = ["x @@ y", held]
+    d = Dictionary()
+    for line in lines:
+        for sym in line.split():
+            d.add_symbol(sym)
+    d.save(str(tmp_path / "dict.src.txt"))
+    for split, rows in (("valid", []), ("train", lines)):
+        prefix = str(tmp_path / f"{split}.src-tgt.src")
+        builder = indexed_dataset.make_builder(prefix + ".bin", impl="mmap", vocab_size=len(d))
+        for line in rows:
+            builder.add_item(d.encode_line(line, add_if_not_exist=False, append_eos=True).long())
+        builder.finalize(prefix + ".idx")
+    assert check_codes_segment_data_bin(right, str(tmp_path), "src", "tgt", "src") == 1  # x @@ y skipped
+    with pytest.raises(SyntaxDataError, match="train.src-tgt.src.bin, sentence 2"):
+        check_codes_segment_data_bin(wrong, str(tmp_path), "src", "tgt", "src")

@@ -47,15 +47,32 @@ def log(msg):
     print(f"[tanaka-base {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def updates_for(models, speed_json, train_seconds, fallback):
+def _reached(report, folder):
+    """Whether every model of an earlier run trained all its updates (its results JSON beside the run's says
+    so): a training stopped by --stop-time-hours exits 0 too, having trained fewer."""
+    for m in report.get("models", []):
+        path = os.path.join(folder, "results", f"{m}.json")
+        if not os.path.exists(path):
+            return False
+        last = (json.load(open(path, encoding="utf-8")).get("training") or {}).get("last") or {}
+        if last.get("updates") != report["updates"]:
+            return False
+    return True
+
+
+def updates_for(models, speed_json, train_seconds, fallback, precision="fp16", size="base"):
     """(updates, how they were chosen): from an earlier table run's measured pace when ``speed_json`` is its
-    tanaka_base.json and it trained every model asked for (the longest training's seconds per update, the
-    processes' start included: fewer models side by side only go faster); else from device_check.py's speed
-    rows at 8,192 tokens when every model has one; else ``fallback``."""
+    tanaka_base.json, it trained every model asked for, all of its updates, in this precision at this size (the
+    longest training's seconds per update, the processes' start included: fewer models side by side only go
+    faster); else, in fp16 at base size, from device_check.py's speed rows at 8,192 tokens when every model has
+    one; else ``fallback``."""
     if speed_json and os.path.exists(speed_json):
         report = json.load(open(speed_json, encoding="utf-8"))
         trained = report.get("train", {})
-        if report.get("updates") and all(trained.get(m, {}).get("exit") == 0 for m in models):
+        run_precision = report.get("precision") or ("fp16" if "--fp16" in report.get("extra_train_args", "") else None)
+        if (report.get("updates") and all(trained.get(m, {}).get("exit") == 0 for m in models)
+                and run_precision == precision and report.get("size") == size
+                and _reached(report, os.path.dirname(os.path.abspath(speed_json)))):
             per_update = max(trained[m]["seconds"] for m in report["models"] if m in trained) / report["updates"]
             n = max(50, int(train_seconds / per_update) // 50 * 50)
             return n, (f"{train_seconds:.0f} s of training / {per_update * 1000:.0f} ms an update, the pace of "
@@ -65,12 +82,12 @@ def updates_for(models, speed_json, train_seconds, fallback):
         # the transformer first before the device had seen the batches (239 ms against 59 ms)
         steps = [min((rows[r]["train_8192"]["step_ms_median"] for r in (m, f"{m} (again)")
                       if "step_ms_median" in rows.get(r, {}).get("train_8192", {})), default=None) for m in models]
-        if all(steps):
+        if all(steps) and precision == "fp16" and size == "base":
             per_update = SHARING_OVERHEAD * sum(steps) / 1000
             n = max(50, int(train_seconds / per_update) // 50 * 50)
             return n, (f"{train_seconds:.0f} s of training / ({SHARING_OVERHEAD} x {sum(steps):.0f} ms, the models' "
                        f"fp16 steps at 8,192 tokens in {speed_json})")
-    return fallback, "--updates (no speed figures for every model)"
+    return fallback, f"--updates (no pace or speed figures for every model in {precision} at size {size})"
 
 
 #: fairseq's option for each --precision
@@ -152,7 +169,7 @@ def main(argv=None):
     logs = os.path.join(args.out, "logs")  # under OUT as they are written: a killed command still hands them back
     os.makedirs(logs, exist_ok=True)
     train_seconds = args.budget - AFTER_TRAINING - START
-    n, why = updates_for(models, args.speed, train_seconds, args.updates)
+    n, why = updates_for(models, args.speed, train_seconds, args.updates, args.precision, args.size)
     warmup = max(1, n // 4)
     extra = train_args(n, warmup, train_seconds, args.cpu, args.precision)
     decode = "--max-len-a 1.5 --max-len-b 10"

@@ -123,48 +123,59 @@ def learn_and_apply_bpe(args, texts, work, progress=True):
 CHECKED_LINES = 1000
 
 
+def _ambiguous(symbols):
+    """Whether a line's subwords cannot be joined back into its tokens for certain: a token that holds
+    subword-nmt's separator itself (``@@`` alone, inside a symbol, or ending the line)."""
+    return any(sym == "@@" or "@@" in sym[:-2] for sym in symbols) or (symbols and symbols[-1].endswith("@@"))
+
+
 def check_codes_segment_data_bin(code_path, destdir, src, tgt, lang, lines=CHECKED_LINES):
     """Refuse BPE codes that did not make a data-bin's subwords: the first ``lines`` sentences of its first split
-    (valid, train, test), each joined back into its tokens and segmented again with these codes, must come out
-    as the data-bin holds them. The right codes give every line back (subword-nmt's segmentation is a function
-    of the tokens); codes learned by another preparation (other text, other merges) split words otherwise.
-    Lines holding ``<unk>`` are skipped. Used by ``prepare --record-only``, which copies codes from a work
-    folder that a later or killed preparation may have rewritten."""
+    that has any (valid, else train, else test), each joined back into its tokens and segmented again with these
+    codes, must come out as the data-bin holds them. The right codes give every line back (subword-nmt's
+    segmentation is a function of the tokens); codes learned by another preparation (other text, other merges)
+    split words otherwise. Lines holding ``<unk>``, or a token with subword-nmt's separator ``@@`` in it (they
+    cannot be joined back for certain), are skipped. Used by ``prepare --record-only``, which copies codes from a
+    work folder that a later or killed preparation may have rewritten."""
     from fairseq.data import Dictionary, data_utils
 
     from fairseq_syntax.errors import SyntaxDataError
 
     dictionary = Dictionary.load(os.path.join(destdir, f"dict.{lang}.txt"))
+    bpe = load_bpe(code_path)
+    looked = []
     for split in ("valid", "train", "test"):
         prefix = os.path.join(destdir, f"{split}.{src}-{tgt}.{lang}")
-        if os.path.exists(prefix + ".bin") and os.path.exists(prefix + ".idx"):
-            break
-    else:
-        raise SyntaxDataError(destdir, f"no binarized split of {lang!r} (valid, train or test "
-                              f"{{SPLIT}}.{src}-{tgt}.{lang}.bin) to check the BPE codes {code_path} against")
-    data = data_utils.load_indexed_dataset(prefix, dictionary)
-    bpe = load_bpe(code_path)
-    checked = 0
-    for i in range(min(lines, len(data))):
-        ids = data[i]
-        if len(ids) and ids[-1] == dictionary.eos():
-            ids = ids[:-1]
-        if (ids == dictionary.unk()).any():
+        if not (os.path.exists(prefix + ".bin") and os.path.exists(prefix + ".idx")):
             continue
-        held = dictionary.string(ids)
-        tokens = (held + " ").replace("@@ ", "").strip()
-        made = bpe.process_line(tokens).strip()
-        if made != held:
-            raise SyntaxDataError(
-                code_path, f"these BPE codes did not make the data-bin's subwords ({prefix}.bin, sentence {i + 1}: "
-                f"the data-bin holds {held[:120]!r}, the codes give {made[:120]!r}): a later or killed preparation "
-                "in this work folder learned them again. Give the --workdir of the preparation that made "
-                f"{destdir}, or prepare it again")
-        checked += 1
-    if not checked:
-        raise SyntaxDataError(f"{prefix}.bin", f"every one of its first {min(lines, len(data))} sentences holds <unk>: "
-                              f"nothing to check the BPE codes {code_path} against")
-    logger.info("BPE codes %s: %d sentences of %s segmented again as the data-bin holds them", code_path, checked,
-                os.path.basename(prefix))
-    return checked
-
+        if os.path.getsize(prefix + ".bin") == 0:  # an empty split (numpy cannot map an empty file)
+            looked.append(f"{split} (0 sentences)")
+            continue
+        data = data_utils.load_indexed_dataset(prefix, dictionary)
+        checked = 0
+        for i in range(min(lines, len(data))):
+            ids = data[i]
+            if len(ids) and ids[-1] == dictionary.eos():
+                ids = ids[:-1]
+            if (ids == dictionary.unk()).any() or (ids == dictionary.eos()).any():
+                continue
+            symbols = [dictionary[int(k)] for k in ids]
+            if _ambiguous(symbols):
+                continue
+            held = " ".join(symbols)
+            made = bpe.process_line((held + " ").replace("@@ ", "").strip()).strip()
+            if made != held:
+                raise SyntaxDataError(
+                    code_path, f"these BPE codes did not make the data-bin's subwords ({prefix}.bin, sentence "
+                    f"{i + 1}: the data-bin holds {held[:120]!r}, the codes give {made[:120]!r}): a later or killed "
+                    "preparation in this work folder learned them again. Give the --workdir of the preparation "
+                    f"that made {destdir}, or prepare it again")
+            checked += 1
+        if checked:
+            logger.info("BPE codes %s: %d sentences of %s segmented again as the data-bin holds them", code_path,
+                        checked, os.path.basename(prefix))
+            return checked
+        looked.append(f"{split} ({len(data)} sentences)")
+    raise SyntaxDataError(destdir, f"no sentence of {lang!r} to check the BPE codes {code_path} against: "
+                          + (f"{', '.join(looked)}: every one checked holds <unk> or '@@' in a token" if looked else
+                             f"no binarized split (valid, train or test: SPLIT.{src}-{tgt}.{lang}.bin)"))
