@@ -15,7 +15,7 @@ import forkserver
 from helpers import BIN, ROOT, run
 
 sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
-from results_table import parse_uas  # noqa: E402
+from results_table import parse_uas, tested_against  # noqa: E402
 
 # dataset -> (every model the recipe offers, the ones whose data-bins are prepared, the ones trained and evaluated
 # here, baselines first). The recipes share their steps (examples/recipes/recipe.sh) and differ in their
@@ -282,6 +282,18 @@ def test_recipe_reads_local_data_real_text_and_parses_it(tmp_path):
     recipe("nc11-en-de", "evaluate", "transformer", SAMPLE=1, WORK=work)
     scores = json.load(open(os.path.join(work, "eval", "transformer", "scores.json")))
     assert scores["sentences"] == 50 and "tok:13a" in scores["bleu_signature"]
+
+
+def test_the_baseline_tested_against_is_the_first_folder_under_work_eval(tmp_path):
+    """A model or a test set named eval: the baseline is the folder right under WORK/eval (was: the folder after
+    the last one named eval, so a set named eval gave "hyp.txt"); a file outside WORK/eval names none."""
+    work = str(tmp_path / "work")
+    for rel, base in ((("eval", "transformer", "hyp.txt"), "transformer"),
+                      (("eval", "transformer", "eval", "hyp.txt"), "transformer"),
+                      (("eval", "eval", "test", "hyp.txt"), "eval")):
+        assert tested_against({"baseline_file": os.path.join(work, *rel)}, work) == base, rel
+    assert tested_against({"baseline_file": str(tmp_path / "elsewhere" / "eval" / "x" / "hyp.txt")}, work) is None
+    assert tested_against({}, work) is None
 
 
 @pytest.mark.slow  # 7 s

@@ -109,15 +109,17 @@ def set_scores(path, ribes=False):
     return sc, cells
 
 
-def tested_against(sc):
-    """The model whose translations a scores.json's bootstrap tests were against: the folder under eval/ of the
-    baseline file fairseq-syntax-evaluate recorded (WORK/eval/BASE/[SET/]hyp.txt), or None where none is
-    recorded (scores made before the record)."""
+def tested_against(sc, work):
+    """The model whose translations a scores.json's bootstrap tests were against: the folder under WORK/eval of
+    the baseline file fairseq-syntax-evaluate recorded (WORK/eval/BASE/[SET/]hyp.txt), or None where none is
+    recorded (scores made before the record) or the file is not under WORK/eval. The first folder below
+    WORK/eval, not the last folder named eval (a model or a test set may be named eval)."""
     path = sc.get("baseline_file")
     if not path:
         return None
-    parts = os.path.normpath(path).split(os.sep)
-    return parts[len(parts) - 1 - parts[::-1].index("eval") + 1] if "eval" in parts[:-1] else None
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(os.path.join(work, "eval")))
+    parts = rel.split(os.sep)
+    return parts[0] if len(parts) >= 2 and parts[0] not in (os.pardir, os.curdir) else None
 
 
 def check_baseline(work, model, base, set_name, sc, out=None):
@@ -128,7 +130,7 @@ def check_baseline(work, model, base, set_name, sc, out=None):
     a row that none of these can check is refused too."""
     if "baseline_bleu" not in sc:
         return
-    named = tested_against(sc)
+    named = tested_against(sc, work)
     if named is not None:
         if named != base:
             raise SystemExit(f"error: {model} was tested against {named} ({sc['baseline_file']}), not {base}: name its "
