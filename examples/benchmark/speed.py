@@ -262,11 +262,11 @@ def measure(task, built, train_b, test_b, repeats, device):
     return rows
 
 
-def _commit():
-    import subprocess
+def _commit_of_checkout():
+    sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+    from results_table import commit
 
-    p = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True)
-    return p.stdout.strip() if p.returncode == 0 else None
+    return commit()
 
 
 def measure_ops(task, built, train_b, test_b, device):
@@ -359,7 +359,7 @@ def main(argv=None):
             with open(args.json, "w") as f:
                 json.dump({"device": "cpu", "size": args.size, "max_tokens": args.max_tokens, "data": args.data,
                            "torch": torch.__version__, "mkldnn": torch.backends.mkldnn.is_available(),
-                           "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": _commit(),
+                           "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": _commit_of_checkout(),
                            "counted": "forward+backward (no optimizer step); beam-4 decoding", "rows": rows},
                           f, indent=1)
         return

@@ -55,6 +55,14 @@ def slowest_markdown(record: dict) -> str:
     return "\n".join(lines)
 
 
+def commit():
+    """The checkout's commit (results_table.commit)."""
+    sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+    from results_table import commit as checkout_commit
+
+    return checkout_commit()
+
+
 def cpu() -> dict:
     """The CPU as examples/recipes/results_table.py's machine() reads it, in this file's record keys."""
     sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
@@ -76,11 +84,6 @@ def ancestors() -> set:
             break
         pid = int(stat.rsplit(b")", 1)[1].split()[1])
     return pids
-
-
-def commit() -> str:
-    p = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True)
-    return p.stdout.strip() if p.returncode == 0 else None
 
 
 def main(argv=None):

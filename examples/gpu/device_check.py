@@ -129,14 +129,11 @@ class Report:
 
 
 def _commit():
-    """The checkout's commit: git's answer, else FAIRSEQ_SYNTAX_COMMIT (a copied tree without .git), else None."""
-    try:
-        p = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20)
-        if p.returncode == 0:
-            return p.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return os.environ.get("FAIRSEQ_SYNTAX_COMMIT") or None
+    """The checkout's commit (results_table.commit: git, else FAIRSEQ_SYNTAX_COMMIT, else None)."""
+    sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+    from results_table import commit
+
+    return commit()
 
 
 def environment(device):

@@ -62,6 +62,21 @@ def training_state(ckpt_dir):
     return state
 
 
+def commit():
+    """The commit of the checkout this script is in: git's answer, else FAIRSEQ_SYNTAX_COMMIT (a copied tree
+    without .git, as on the GPU machine), else None. The benchmark and device scripts record it with machine()."""
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        p = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20)
+        if p.returncode == 0:
+            return p.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return os.environ.get("FAIRSEQ_SYNTAX_COMMIT") or None
+
+
 def machine():
     """The CPU this script runs on (/proc/cpuinfo's model name, its cores and whether it has AVX-512) and the
     GPU, if any: run it where the models trained. The same seed gives other figures on another CPU (on Tanaka
