@@ -120,6 +120,29 @@ def test_parse_file_rejects_empty_lines_and_sentence_splits(tmp_path):
         parse_file(Fixed(one), str(inp), str(tmp_path / "o"), progress=False)
 
 
+def test_parse_file_with_a_built_parser_keys_its_chunks_by_its_model(tmp_path, caplog):
+    """parse_file with a parser object keyed its resumable chunks by the parser's class alone: a second model of
+    that class (here a CoNLL-U lookup of other trees) writing the same output reused the first one's trees,
+    exit 0. A parser built by build_parser carries its (backend, options), and its chunks are keyed by them and
+    the model behind them; one made by hand is keyed by its class, with a warning."""
+    inp = tmp_path / "in.txt"
+    inp.write_text("a b\n")
+    trees = {}
+    for name, heads in (("one", (0, 1)), ("two", (2, 0))):
+        trees[name] = tmp_path / f"{name}.conllu"
+        trees[name].write_text("".join(f"{i}\t{w}\t_\t_\t_\t_\t{h}\t{'root' if h == 0 else 'dep'}\t_\t_\n"
+                                       for i, (w, h) in enumerate(zip("ab", heads), 1)) + "\n")
+    out = tmp_path / "out.conllu"
+    for name, heads in (("one", [0, 1]), ("two", [2, 0])):
+        parser = build_parser("conllu", path=trees[name])  # a path object: kept as its string
+        assert parser.spec == ("conllu", {"path": str(trees[name])})
+        parse_file(parser, str(inp), str(out), progress=False)
+        assert next(iter(read_conllu(str(out)))).heads == heads, name
+    caplog.clear()
+    parse_file(Fixed(list(read_conllu(str(trees["one"])))), str(inp), str(tmp_path / "o"), progress=False)
+    assert "reused by its class alone" in caplog.text
+
+
 def test_pretokenized_parser_must_keep_tokens(tmp_path):
     inp = tmp_path / "in.txt"
     inp.write_text("a b\n")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import abc
 import importlib
+import os
 import logging
 from typing import Dict, List, Sequence
 
@@ -25,6 +26,8 @@ class Parser(abc.ABC):
     """Parses lines (raw, or whitespace-tokenised when ``pretokenized``)."""
 
     pretokenized: bool = False
+    #: (backend, options) it was built from (:func:`build_parser` sets it); None for a parser made by hand
+    spec = None
 
     @abc.abstractmethod
     def parse(self, lines: Sequence[str]) -> List[Sentence]:
@@ -71,7 +74,10 @@ def build_parser(backend: str, **options) -> Parser:
     if backend not in BACKENDS:
         raise ValueError(f"unknown parser backend {backend!r}; choose from {sorted(BACKENDS)}")
     mod, cls = BACKENDS[backend].split(":")
-    return getattr(importlib.import_module(mod), cls)(**options)
+    parser = getattr(importlib.import_module(mod), cls)(**options)
+    # what it was built from: the key of its parses' cache (paths as strings, as the command line gives them)
+    parser.spec = (backend, {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in options.items()})
+    return parser
 
 
 def load_parser(backend: str, options: dict, what: str) -> Parser:

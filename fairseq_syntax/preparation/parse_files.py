@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from typing import Callable, List, Tuple
 
 from fairseq_syntax.data.conllu import write_conllu
@@ -12,6 +13,8 @@ from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.parsing.base import Parser, build_parser
 from fairseq_syntax.parsing.identity import parser_identity
 from fairseq_syntax.preparation.chunked import read_lines, run_chunked
+
+logger = logging.getLogger(__name__)
 
 
 def _parse_chunk(parser: Parser, first: int, lines: List[str], path: str, batch_size: int):
@@ -67,6 +70,8 @@ def parse_chunked(
 
     if parser is None and spec is None:
         raise ValueError("parse_chunked needs a parser or a (backend, options) spec")
+    if spec is None and getattr(parser, "spec", None) is not None:
+        spec = parser.spec  # built by build_parser: its chunks are keyed by its model, not by its class
     if workers > 1 and spec is None:
         raise ValueError("parsing with several workers needs a (backend, options) spec: each worker builds its "
                          "own parser")
@@ -74,8 +79,11 @@ def parse_chunked(
     if spec is not None:
         key = "parse " + json.dumps({"backend": spec[0], "options": spec[1], "batch": batch_size,  # and the model
                                      "identity": parser_identity(spec[0], spec[1])}, sort_keys=True)  # behind them
-    else:
+    else:  # a parser made by hand: nothing says which model it holds
         key = f"parse {type(parser).__module__}.{type(parser).__qualname__} batch={batch_size}"
+        logger.warning("%s: a parser without a (backend, options) spec (not made by build_parser): its parses' "
+                       "chunks are reused by its class alone; another model of the same class needs another "
+                       "output file", out_path)
     return run_chunked(
         read_lines(in_path), out_path, _parse_chunk, key, chunk_size=chunk_size, task_args=(in_path, batch_size),
         init=_build, init_args=tuple(spec) if spec else (), state=parser, workers=workers, shard=shard,
