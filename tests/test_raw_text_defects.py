@@ -140,3 +140,31 @@ def test_interactive_constraints_are_segmented_as_the_target_side(data_bin, chec
     assert "<unk>" not in hypothesis and segmented in hypothesis, p.stdout
     # fairseq's constraints are subword sequences (they may follow a subword of another word: no word boundary)
     assert word in re.search(r"^D-0\t[^\t]*\t(.*)$", p.stdout, flags=re.M).group(1), p.stdout
+
+
+def test_codes_replaced_after_training_are_refused_at_raw_input(data_bin, checkpoint, tmp_path):  # noqa: F811
+    """The checkpoint records the SHA-256 of the BPE codes in the data-bin's preparation record it was trained
+    with. Codes replaced since (a copy of the data-bin with other codes beside the same dictionary) segmented raw
+    input otherwise than the training text, exit 0; they are refused, naming the file, before any line is
+    encoded. The same data-bin with its own codes decodes."""
+    import shutil
+
+    import torch
+
+    from fairseq_syntax.errors import SyntaxDataError
+    from fairseq_syntax.inference.hub import from_pretrained
+
+    state = torch.load(str(checkpoint), map_location="cpu", weights_only=True)["task_state"]
+    codes = os.path.join(data_bin, "bpe.codes")
+    from fairseq_syntax.durable_files import file_sha256
+
+    assert set(state["fairseq_syntax_bpe_codes"].values()) == {file_sha256(codes)}
+    other = tmp_path / "bin"
+    shutil.copytree(data_bin, other)
+    lines = (other / "bpe.codes").read_text(encoding="utf-8").splitlines(keepends=True)
+    (other / "bpe.codes").write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")  # fewer merges
+    model = from_pretrained(os.path.dirname(str(checkpoint)), os.path.basename(str(checkpoint)), str(other))
+    with pytest.raises(SyntaxDataError, match=r"bpe\.codes: not the BPE codes of 'src' the model was trained with"):
+        model.translate(_sentences(data_bin, 1)[0], max_len_b=3)
+    assert from_pretrained(os.path.dirname(str(checkpoint)), os.path.basename(str(checkpoint)),
+                           data_bin).translate(_sentences(data_bin, 1)[0], max_len_b=3) is not None

@@ -28,7 +28,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Dict, Optional
 
-from fairseq_syntax.durable_files import replace_file, temporary_name
+from fairseq_syntax.durable_files import file_sha256, replace_file, temporary_name
 from fairseq_syntax.errors import SyntaxDataError
 
 RECORD_FILE = "preparation.json"
@@ -112,7 +112,27 @@ class PreparationRecord:
         if not os.path.exists(path):
             raise SyntaxDataError(path, "the BPE codes the preparation record names are missing")
         check_bpe_codes(path)
+        self._check_trained_codes(lang, path)
         return path
+
+    def expect_trained_codes(self, digests: Dict[str, str]) -> None:
+        """The SHA-256 of each language's codes that a model loaded on this data-bin was trained with (its
+        checkpoint's task state): :meth:`bpe_codes` refuses codes replaced since. Several checkpoints (an
+        ensemble) add theirs."""
+        expected = self.__dict__.setdefault("_trained_codes", {})
+        for lang, digest in digests.items():
+            expected.setdefault(lang, set()).add(digest)
+
+    def _check_trained_codes(self, lang: str, path: str) -> None:
+        expected = self.__dict__.get("_trained_codes", {}).get(lang)
+        if not expected:
+            return
+        digest = file_sha256(path)
+        if any(d != digest for d in expected):
+            raise SyntaxDataError(path, f"not the BPE codes of {lang!r} the model was trained with (its checkpoint "
+                                  f"records SHA-256 {sorted(expected)[0][:16]}..., this file {digest[:16]}...): the "
+                                  "data-bin's codes were replaced after training, and raw input would be segmented "
+                                  "otherwise than the training text; give the data-bin the model was trained on")
 
 
 def inside(data_dir: str, name: str, what: str) -> str:

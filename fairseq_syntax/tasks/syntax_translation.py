@@ -61,6 +61,8 @@ logger = logging.getLogger(__name__)
 SAVED_SYNTAX_OPTIONS = "fairseq_syntax_options"
 #: task_state key: a digest of each dictionary the model was trained with (its token and label indices)
 SAVED_DICTIONARIES = "fairseq_syntax_dictionaries"
+#: task_state key: the SHA-256 of each language's BPE codes in the preparation record the model was trained with
+SAVED_BPE_CODES = "fairseq_syntax_bpe_codes"
 
 _FIELDS_HELP = (
     "comma list of syntax fields to collate for this side: "
@@ -330,7 +332,22 @@ class SyntaxTranslationTask(TranslationTask):
                                        "source_syntax": str(self.cfg.source_syntax),
                                        "target_syntax": str(self.cfg.target_syntax)}
         state[SAVED_DICTIONARIES] = self._dictionary_digests()
+        state[SAVED_BPE_CODES] = self._codes_digests()
         return state
+
+    def _codes_digests(self) -> dict:
+        """Language -> the SHA-256 of its BPE codes in the data-bin's preparation record ({} without a record or
+        BPE), once per task: raw input decoded later must be segmented with these codes."""
+        if getattr(self, "_codes_digest_cache", None) is None:
+            from fairseq_syntax.durable_files import file_sha256
+
+            record, out = self.raw_input.record, {}
+            for lang in (self.cfg.source_lang, self.cfg.target_lang):
+                path = record.bpe_codes(lang, self.data_dir) if record is not None and record.bpe else None
+                if path:
+                    out[lang] = file_sha256(path)
+            self._codes_digest_cache = out
+        return self._codes_digest_cache
 
     def _dictionary_digests(self) -> dict:
         """File name -> a digest of the dictionary's symbols in index order, for each dictionary of the task."""
@@ -362,8 +379,11 @@ class SyntaxTranslationTask(TranslationTask):
         them, unless this command line gives them."""
         saved = state_dict.get(SAVED_SYNTAX_OPTIONS)
         self._check_dictionaries(state_dict.get(SAVED_DICTIONARIES))
+        codes = state_dict.get(SAVED_BPE_CODES)
+        if isinstance(codes, dict) and codes and self.raw_input.record is not None:
+            self.raw_input.record.expect_trained_codes(codes)  # checked where raw input is segmented
         super().load_state_dict({k: v for k, v in state_dict.items()
-                                 if k not in (SAVED_SYNTAX_OPTIONS, SAVED_DICTIONARIES)})
+                                 if k not in (SAVED_SYNTAX_OPTIONS, SAVED_DICTIONARIES, SAVED_BPE_CODES)})
         if not isinstance(saved, dict):
             return
         first = self._saved_syntax_options
