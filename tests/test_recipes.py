@@ -15,7 +15,8 @@ import forkserver
 from helpers import BIN, ROOT, run
 
 sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
-from results_table import parse_uas, tested_against  # noqa: E402
+import results_table  # noqa: E402
+from results_table import parse_uas  # noqa: E402
 
 # dataset -> (every model the recipe offers, the ones whose data-bins are prepared, the ones trained and evaluated
 # here, baselines first). The recipes share their steps (examples/recipes/recipe.sh) and differ in their
@@ -291,9 +292,10 @@ def test_the_baseline_tested_against_is_the_first_folder_under_work_eval(tmp_pat
     for rel, base in ((("eval", "transformer", "hyp.txt"), "transformer"),
                       (("eval", "transformer", "eval", "hyp.txt"), "transformer"),
                       (("eval", "eval", "test", "hyp.txt"), "eval")):
-        assert tested_against({"baseline_file": os.path.join(work, *rel)}, work) == base, rel
-    assert tested_against({"baseline_file": str(tmp_path / "elsewhere" / "eval" / "x" / "hyp.txt")}, work) is None
-    assert tested_against({}, work) is None
+        assert results_table.tested_against({"baseline_file": os.path.join(work, *rel)}, work) == base, rel
+    elsewhere = str(tmp_path / "elsewhere" / "eval" / "x" / "hyp.txt")
+    assert results_table.tested_against({"baseline_file": elsewhere}, work) is None
+    assert results_table.tested_against({}, work) is None
 
 
 @pytest.mark.slow  # 7 s
