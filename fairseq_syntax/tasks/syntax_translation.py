@@ -341,11 +341,16 @@ class SyntaxTranslationTask(TranslationTask):
         if getattr(self, "_codes_digest_cache", None) is None:
             from fairseq_syntax.durable_files import file_sha256
 
-            record, out = self.raw_input.record, {}
-            for lang in (self.cfg.source_lang, self.cfg.target_lang):
-                path = record.bpe_codes(lang, self.data_dir) if record is not None and record.bpe else None
-                if path:
-                    out[lang] = file_sha256(path)
+            out = {}
+            try:  # training does not depend on the record: one it cannot read leaves nothing to check later
+                record = self.raw_input.record
+                for lang in (self.cfg.source_lang, self.cfg.target_lang):
+                    path = record.bpe_codes(lang, self.data_dir) if record is not None and record.bpe else None
+                    if path:
+                        out[lang] = file_sha256(path)
+            except SyntaxDataError as e:
+                logger.warning("no BPE codes digest in the checkpoints: %s", e)
+                out = {}
             self._codes_digest_cache = out
         return self._codes_digest_cache
 
@@ -380,8 +385,13 @@ class SyntaxTranslationTask(TranslationTask):
         saved = state_dict.get(SAVED_SYNTAX_OPTIONS)
         self._check_dictionaries(state_dict.get(SAVED_DICTIONARIES))
         codes = state_dict.get(SAVED_BPE_CODES)
-        if isinstance(codes, dict) and codes and self.raw_input.record is not None:
-            self.raw_input.record.expect_trained_codes(codes)  # checked where raw input is segmented
+        if isinstance(codes, dict) and codes:
+            try:  # decoding binarized data reads no record: one it cannot read fails where raw input needs it
+                record = self.raw_input.record
+            except SyntaxDataError:
+                record = None
+            if record is not None:
+                record.expect_trained_codes(codes)  # checked where raw input is segmented
         super().load_state_dict({k: v for k, v in state_dict.items()
                                  if k not in (SAVED_SYNTAX_OPTIONS, SAVED_DICTIONARIES, SAVED_BPE_CODES)})
         if not isinstance(saved, dict):
