@@ -256,3 +256,19 @@ def test_parser_identity_follows_sudachis_dictionary(monkeypatch):
     installed["SudachiDict-core"] = "20261101"
     assert identity.parser_identity("spacy", {"model": "ja_ginza"}) != before
     assert "SudachiPy" not in identity.parser_identity("udpipe", {"model_path": None})["libraries"]
+
+
+def test_a_built_parsers_spec_fills_in_defaults_and_leaves_out_live_objects():
+    """build_parser's spec (the key of its parses' cache) names the model a default stands for (stanza's lang,
+    spaCy's ja_ginza), so that parser_identity fingerprints it; a parser given a loaded pipeline has no spec
+    (its chunks are keyed by its class, with a warning) instead of failing to serialise it."""
+    from fairseq_syntax.parsing.base import _spec
+
+    class Made:
+        def __init__(self, lang="en", model_dir=None, pipeline=None, **kwargs):
+            pass
+
+    assert _spec("stanza", Made, {}) == ("stanza", {"lang": "en", "model_dir": None, "pipeline": None})
+    assert _spec("stanza", Made, {"lang": "de", "extra": 1})[1] == {"lang": "de", "model_dir": None,
+                                                                    "pipeline": None, "extra": 1}
+    assert _spec("stanza", Made, {"pipeline": object()}) is None

@@ -134,3 +134,43 @@ def test_fairseq_interactives_own_bpe_must_be_the_data_bins(tmp_path, caplog):
     raw = RawInput(types.SimpleNamespace(cfg=cfg))
     with pytest.raises(SyntaxDataError, match="has no BPE"):
         raw.check_given_segmentation(bpe("subword_nmt", str(tmp_path / "copy.codes")))
+
+
+def test_the_codes_a_checkpoint_was_trained_with_hold_without_a_record_and_with_a_record_of_none(tmp_path, caplog):
+    """The SHA-256 of the codes a loaded checkpoint was trained with (task state): fairseq-interactive's own
+    --bpe-codes are held to it even on a folder without preparation.json; a record that names no BPE, where the
+    model was trained on BPE'd text, is refused (raw input would go in unsegmented); --tokenizer alone (the codes
+    unused) still only warns; a record that names codes for the other language only is one line, not a
+    KeyError."""
+    from fairseq_syntax.durable_files import file_sha256
+    from fairseq_syntax.errors import SyntaxDataError
+
+    (tmp_path / "bpe.codes").write_text("#version: 0.2\nt h\nth e</w>\n")
+    (tmp_path / "other.codes").write_text("#version: 0.2\nt h\n")
+    trained = {"en": file_sha256(str(tmp_path / "bpe.codes"))}
+    cfg = types.SimpleNamespace(data=str(tmp_path), source_lang="en", target_lang="de")
+    bpe = lambda codes: types.SimpleNamespace(_name="subword_nmt", bpe_codes=codes)  # noqa: E731
+    raw = RawInput(types.SimpleNamespace(cfg=cfg))  # no preparation.json here
+    raw.expect_trained_codes(trained)
+    raw.check_given_segmentation(bpe(str(tmp_path / "bpe.codes")))
+    with pytest.raises(SyntaxDataError, match=r"other\.codes: --bpe-codes: not the codes the model was trained with"):
+        raw.check_given_segmentation(bpe(str(tmp_path / "other.codes")))
+    record = PreparationRecord(languages={"en": LanguageRecord(tokenizer="moses"),
+                                          "de": LanguageRecord(tokenizer="moses")})
+    record.expect_trained_codes(trained)
+    with pytest.raises(SyntaxDataError, match="names no BPE codes for 'en', and the model was trained on BPE'd"):
+        record.bpe_codes("en", str(tmp_path))
+    assert record.bpe_codes("en", str(tmp_path), check_trained=False) is None
+    record.bpe = {"de": "bpe.codes"}
+    with pytest.raises(SyntaxDataError, match=r"names no BPE codes for 'fr' \(it names \['de'\]\)"):
+        record.bpe_codes("fr", str(tmp_path))
+    record.bpe = {"en": "other.codes", "de": "other.codes"}
+    record.save(str(tmp_path))
+    raw = RawInput(types.SimpleNamespace(cfg=cfg))
+    raw.record.expect_trained_codes(trained)
+    raw.tokenizer_given = True
+    with caplog.at_level("WARNING"):
+        raw.check_given_segmentation(None)  # --tokenizer alone: the data-bin's codes are not used
+    assert "--tokenizer without --bpe" in caplog.text
+    with pytest.raises(SyntaxDataError, match="not the BPE codes of 'en' the model was trained with"):
+        raw.record.bpe_codes("en", str(tmp_path))

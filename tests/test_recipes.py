@@ -293,6 +293,10 @@ def test_the_baseline_tested_against_is_the_first_folder_under_work_eval(tmp_pat
                       (("eval", "transformer", "eval", "hyp.txt"), "transformer"),
                       (("eval", "eval", "test", "hyp.txt"), "eval")):
         assert results_table.tested_against({"baseline_file": os.path.join(work, *rel)}, work) == base, rel
+    os.makedirs(os.path.join(work, "eval", "rel"))
+    os.symlink(work, str(tmp_path / "link"))  # recorded through a link to WORK: the same folder
+    assert results_table.tested_against({"baseline_file": str(tmp_path / "link" / "eval" / "rel" / "hyp.txt")},
+                                        work) == "rel"
     elsewhere = str(tmp_path / "elsewhere" / "eval" / "x" / "hyp.txt")
     assert results_table.tested_against({"baseline_file": elsewhere}, work) is None
     assert results_table.tested_against({}, work) is None

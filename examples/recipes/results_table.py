@@ -132,9 +132,12 @@ def tested_against(sc, work):
     path = sc.get("baseline_file")
     if not path:
         return None
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(os.path.join(work, "eval")))
-    parts = rel.split(os.sep)
-    return parts[0] if len(parts) >= 2 and parts[0] not in (os.pardir, os.curdir) else None
+    for resolve in (os.path.abspath, os.path.realpath):  # as recorded, then through symbolic links
+        rel = os.path.relpath(resolve(path), resolve(os.path.join(work, "eval")))
+        parts = rel.split(os.sep)
+        if len(parts) >= 2 and parts[0] not in (os.pardir, os.curdir):
+            return parts[0]
+    return None
 
 
 def check_baseline(work, model, base, set_name, sc, out=None):

@@ -76,6 +76,11 @@ class RawInput:
         self._parser = None
         self._lines_read = 0  # fairseq-interactive: lines encoded so far (errors count the whole input)
         self._sources = {}  # fairseq-interactive: the current buffer's lines by their token ids
+        self.trained_codes = {}  # language -> SHA-256s of the BPE codes the loaded checkpoints were trained with
+
+    def expect_trained_codes(self, digests) -> None:
+        for lang, digest in digests.items():
+            self.trained_codes.setdefault(lang, set()).add(digest)
 
     @property
     def data_dir(self) -> str:
@@ -135,9 +140,19 @@ class RawInput:
         import filecmp
         import logging
 
+        given = getattr(bpe_args, "bpe_codes", None) if bpe_args is not None else None
+        trained = self.trained_codes.get(self.cfg.source_lang)
+        if given and trained and os.path.exists(given):
+            from fairseq_syntax.durable_files import file_sha256
+
+            if any(d != file_sha256(given) for d in trained):
+                raise SyntaxDataError(given, "--bpe-codes: not the codes the model was trained with (its checkpoint "
+                                      "records their SHA-256): the input would be segmented otherwise than the "
+                                      "training text")
         if self.record is None:
             return
-        recorded = self.record.bpe_codes(self.cfg.source_lang, self.data_dir)
+        # --tokenizer alone only warns below (the input may be BPE'd already): the codes are not used then
+        recorded = self.record.bpe_codes(self.cfg.source_lang, self.data_dir, check_trained=bpe_args is not None)
         drop = "or drop --bpe and --tokenizer: raw text is then encoded as the data-bin's record says"
         if bpe_args is None:
             if recorded is not None and self.tokenizer_given:

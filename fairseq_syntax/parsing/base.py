@@ -74,10 +74,31 @@ def build_parser(backend: str, **options) -> Parser:
     if backend not in BACKENDS:
         raise ValueError(f"unknown parser backend {backend!r}; choose from {sorted(BACKENDS)}")
     mod, cls = BACKENDS[backend].split(":")
-    parser = getattr(importlib.import_module(mod), cls)(**options)
-    # what it was built from: the key of its parses' cache (paths as strings, as the command line gives them)
-    parser.spec = (backend, {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in options.items()})
+    cls = getattr(importlib.import_module(mod), cls)
+    parser = cls(**options)
+    parser.spec = _spec(backend, cls, options)
     return parser
+
+
+def _spec(backend, cls, options):
+    """What a parser was built from, the key of its parses' cache: its constructor's options with their defaults
+    filled in (the model a default names is part of the key), paths as strings as the command line gives them;
+    None where an option is an object (a loaded pipeline: nothing says which model it holds)."""
+    import inspect
+
+    try:
+        bound = inspect.signature(cls.__init__).bind_partial(None, **options)
+        bound.apply_defaults()
+        full = {k: v for k, v in list(bound.arguments.items())[1:]
+                if bound.signature.parameters[k].kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                                              inspect.Parameter.VAR_KEYWORD)}
+        full.update({k: v for k, v in options.items() if k not in full})
+    except TypeError:
+        full = dict(options)
+    full = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in full.items()}
+    if not all(v is None or isinstance(v, (str, int, float, bool)) for v in full.values()):
+        return None
+    return backend, full
 
 
 def load_parser(backend: str, options: dict, what: str) -> Parser:

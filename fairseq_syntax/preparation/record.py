@@ -104,15 +104,25 @@ class PreparationRecord:
                                   f"no language {lang!r} (it records {sorted(self.languages)})")
         return self.languages[lang]
 
-    def bpe_codes(self, lang: str, data_dir: str) -> Optional[str]:
-        """The absolute path of a language's BPE codes (None: no BPE)."""
-        if not self.bpe:
+    def bpe_codes(self, lang: str, data_dir: str, check_trained: bool = True) -> Optional[str]:
+        """The absolute path of a language's BPE codes (None: no BPE); with ``check_trained``, codes other than
+        the ones a loaded model was trained with (:meth:`expect_trained_codes`), or none where it had some, are
+        refused."""
+        if not self.bpe or lang not in self.bpe:
+            if check_trained and self.__dict__.get("_trained_codes", {}).get(lang):
+                raise SyntaxDataError(os.path.join(data_dir, RECORD_FILE), f"names no BPE codes for {lang!r}, and the "
+                                      "model was trained on BPE'd text (its checkpoint records its codes' SHA-256): "
+                                      "raw input would go in unsegmented; give the data-bin the model was trained on")
+            if self.bpe and lang not in self.bpe:
+                raise SyntaxDataError(os.path.join(data_dir, RECORD_FILE), f"names no BPE codes for {lang!r} (it "
+                                      f"names {sorted(self.bpe)})")
             return None
         path = inside(data_dir, self.bpe[lang], f"the BPE codes of {lang!r}")
         if not os.path.exists(path):
             raise SyntaxDataError(path, "the BPE codes the preparation record names are missing")
         check_bpe_codes(path)
-        self._check_trained_codes(lang, path)
+        if check_trained:
+            self._check_trained_codes(lang, path)
         return path
 
     def expect_trained_codes(self, digests: Dict[str, str]) -> None:

@@ -345,10 +345,11 @@ class SyntaxTranslationTask(TranslationTask):
             try:  # training does not depend on the record: one it cannot read leaves nothing to check later
                 record = self.raw_input.record
                 for lang in (self.cfg.source_lang, self.cfg.target_lang):
-                    path = record.bpe_codes(lang, self.data_dir) if record is not None and record.bpe else None
+                    path = (record.bpe_codes(lang, self.data_dir, check_trained=False)
+                            if record is not None and record.bpe and lang in record.bpe else None)
                     if path:
                         out[lang] = file_sha256(path)
-            except SyntaxDataError as e:
+            except (SyntaxDataError, OSError) as e:
                 logger.warning("no BPE codes digest in the checkpoints: %s", e)
                 out = {}
             self._codes_digest_cache = out
@@ -386,6 +387,7 @@ class SyntaxTranslationTask(TranslationTask):
         self._check_dictionaries(state_dict.get(SAVED_DICTIONARIES))
         codes = state_dict.get(SAVED_BPE_CODES)
         if isinstance(codes, dict) and codes:
+            self.raw_input.expect_trained_codes(codes)  # --bpe-codes given to fairseq-interactive are held to them
             try:  # decoding binarized data reads no record: one it cannot read fails where raw input needs it
                 record = self.raw_input.record
             except SyntaxDataError:
