@@ -95,7 +95,8 @@ def test_tanaka_base_table_dry_run_on_the_cpu(tmp_path):
     with tarfile.open(os.path.join(out, "tanaka_base.tar.gz")) as tar:
         names = tar.getnames()
         row = json.load(tar.extractfile("results/dbsa_enc.json"))
-    assert {"results/transformer.json", "results/translations/dbsa_enc.txt"} <= set(names)
+    assert {"results/transformer.json", "results/translations/dbsa_enc.txt", "logs/dbsa_enc.train.log",
+            "logs/transformer.evaluate.log"} <= set(names)
     assert row["baseline"] == "transformer" and row["training"]["last"]["updates"] == 2
     assert "p_value" in json.dumps(row["sets"]["test"]["bootstrap"]) and "ribes" in row["sets"]["test"]
     assert "encoder" in row["uas"]

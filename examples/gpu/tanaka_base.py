@@ -19,7 +19,8 @@ evaluation is killed at the time left before collecting. Decoding caps its lengt
 --max-len-b 10``: an undertrained model would loop to 200 tokens at beam 4). OUT/tanaka_base.json is written
 after every phase (the setting, the machine and commit, each model's updates, times and exit), the logs go
 to OUT/logs as they are written, and each scored model's JSON and translations to OUT/results: a command
-killed at the device's limit still hands back what it did. OUT/tanaka_base.tar.gz packs OUT/results at the end.
+killed at the device's limit still hands back what it did. OUT/tanaka_base.tar.gz packs OUT/results and OUT/logs
+at the end (a device that returns a few files a command returns the archive whole).
 """
 import argparse
 import json
@@ -214,9 +215,10 @@ def main(argv=None):
                                capture_output=True, text=True, env=env)
         summary["table"] = table.stdout
         log("table:\n" + table.stdout + table.stderr[-2000:])
-    if os.path.isdir(folder):
-        with tarfile.open(os.path.join(args.out, "tanaka_base.tar.gz"), "w:gz") as tar:
+    with tarfile.open(os.path.join(args.out, "tanaka_base.tar.gz"), "w:gz") as tar:
+        if os.path.isdir(folder):
             tar.add(folder, arcname="results")
+        tar.add(logs, arcname="logs")  # every model's logs, scored or not: the device returned 8 files a command
     summary["scored"] = scored
     write_summary(args.out, summary, start)
     log(f"done in {summary['seconds']} s: {len(scored)} of {len(models)} models scored")
