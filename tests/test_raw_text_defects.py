@@ -163,6 +163,9 @@ def test_codes_replaced_after_training_are_refused_at_raw_input(data_bin, checkp
     shutil.copytree(data_bin, other)
     lines = (other / "bpe.codes").read_text(encoding="utf-8").splitlines(keepends=True)
     (other / "bpe.codes").write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")  # fewer merges
+    p = run([tool("fairseq-syntax-pack"), str(other), str(checkpoint), "-o", str(tmp_path / "packed")], check=False)
+    assert p.returncode != 0 and "not the BPE codes of 'src' the model was trained with" in p.stderr, p.stderr[-2000:]
+    assert not (tmp_path / "packed").exists()  # refused before anything is written
     model = from_pretrained(os.path.dirname(str(checkpoint)), os.path.basename(str(checkpoint)), str(other))
     with pytest.raises(SyntaxDataError, match=r"bpe\.codes: not the BPE codes of 'src' the model was trained with"):
         model.translate(_sentences(data_bin, 1)[0], max_len_b=3)

@@ -88,6 +88,11 @@ def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = T
     if not os.path.isfile(checkpoint):
         raise SyntaxDataError(checkpoint, "no such checkpoint file")
     state = _load_checkpoint(checkpoint)
+    from fairseq_syntax.tasks.syntax_translation import SAVED_BPE_CODES
+
+    trained = (state.get("task_state") or {}).get(SAVED_BPE_CODES)
+    if isinstance(trained, dict) and trained:  # codes other than the training's are refused, not packed
+        record.expect_trained_codes(trained)
     codes = {name: record.bpe_codes(next(k for k, v in record.bpe.items() if v == name), data_dir)
              for name in sorted(set((record.bpe or {}).values()))}  # named inside the data-bin, and BPE codes
     plan = []  # (language, option, the model file, MiB, copy?): checked before anything is written
