@@ -39,6 +39,7 @@ from fairseq_syntax.parsing import backend_options, build_parser
 from fairseq_syntax.preparation.record import (
     RECORD_FILE,
     PreparationRecord,
+    check_trained_codes,
     parser_options,
 )
 
@@ -79,8 +80,17 @@ class RawInput:
         self.trained_codes = {}  # language -> SHA-256s of the BPE codes the loaded checkpoints were trained with
 
     def expect_trained_codes(self, digests) -> None:
+        """The SHA-256 of each language's BPE codes a loaded checkpoint was trained with: fairseq-interactive's own
+        --bpe-codes are held to them here, the data-bin's by its record (which decoding binarized data need not
+        read: one it cannot read fails where raw input needs it)."""
         for lang, digest in digests.items():
             self.trained_codes.setdefault(lang, set()).add(digest)
+        try:
+            record = self.record
+        except SyntaxDataError:
+            record = None
+        if record is not None:
+            record.expect_trained_codes(digests)
 
     @property
     def data_dir(self) -> str:
@@ -141,14 +151,8 @@ class RawInput:
         import logging
 
         given = getattr(bpe_args, "bpe_codes", None) if bpe_args is not None else None
-        trained = self.trained_codes.get(self.cfg.source_lang)
-        if given and trained and os.path.exists(given):
-            from fairseq_syntax.durable_files import file_sha256
-
-            if any(d != file_sha256(given) for d in trained):
-                raise SyntaxDataError(given, "--bpe-codes: not the codes the model was trained with (its checkpoint "
-                                      "records their SHA-256): the input would be segmented otherwise than the "
-                                      "training text")
+        if given and os.path.exists(given):
+            check_trained_codes(given, self.trained_codes.get(self.cfg.source_lang), self.cfg.source_lang, given=True)
         if self.record is None:
             return
         # --tokenizer alone only warns below (the input may be BPE'd already): the codes are not used then

@@ -134,15 +134,25 @@ class PreparationRecord:
             expected.setdefault(lang, set()).add(digest)
 
     def _check_trained_codes(self, lang: str, path: str) -> None:
-        expected = self.__dict__.get("_trained_codes", {}).get(lang)
-        if not expected:
-            return
-        digest = file_sha256(path)
-        if any(d != digest for d in expected):
-            raise SyntaxDataError(path, f"not the BPE codes of {lang!r} the model was trained with (its checkpoint "
-                                  f"records SHA-256 {sorted(expected)[0][:16]}..., this file {digest[:16]}...): the "
-                                  "data-bin's codes were replaced after training, and raw input would be segmented "
-                                  "otherwise than the training text; give the data-bin the model was trained on")
+        check_trained_codes(path, self.__dict__.get("_trained_codes", {}).get(lang), lang)
+
+
+def check_trained_codes(path: str, expected, lang: str, given: bool = False) -> None:
+    """Refuse BPE codes ``path`` whose SHA-256 is not every one of ``expected`` (the digests the loaded
+    checkpoints recorded for ``lang``; nothing to check without them). ``given``: fairseq-interactive's own
+    --bpe-codes, not the data-bin's."""
+    if not expected:
+        return
+    digest = file_sha256(path)
+    if any(d != digest for d in expected):
+        if given:
+            raise SyntaxDataError(path, "--bpe-codes: not the codes the model was trained with (its checkpoint "
+                                  "records their SHA-256): the input would be segmented otherwise than the training "
+                                  "text")
+        raise SyntaxDataError(path, f"not the BPE codes of {lang!r} the model was trained with (its checkpoint "
+                              f"records SHA-256 {sorted(expected)[0][:16]}..., this file {digest[:16]}...): the "
+                              "data-bin's codes were replaced after training, and raw input would be segmented "
+                              "otherwise than the training text; give the data-bin the model was trained on")
 
 
 def inside(data_dir: str, name: str, what: str) -> str:

@@ -387,13 +387,7 @@ class SyntaxTranslationTask(TranslationTask):
         self._check_dictionaries(state_dict.get(SAVED_DICTIONARIES))
         codes = state_dict.get(SAVED_BPE_CODES)
         if isinstance(codes, dict) and codes:
-            self.raw_input.expect_trained_codes(codes)  # --bpe-codes given to fairseq-interactive are held to them
-            try:  # decoding binarized data reads no record: one it cannot read fails where raw input needs it
-                record = self.raw_input.record
-            except SyntaxDataError:
-                record = None
-            if record is not None:
-                record.expect_trained_codes(codes)  # checked where raw input is segmented
+            self.raw_input.expect_trained_codes(codes)  # checked where raw input is segmented
         super().load_state_dict({k: v for k, v in state_dict.items()
                                  if k not in (SAVED_SYNTAX_OPTIONS, SAVED_DICTIONARIES, SAVED_BPE_CODES)})
         if not isinstance(saved, dict):
