@@ -48,6 +48,11 @@ def log(msg):
     print(f"[tanaka-base {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def _fit(train_seconds, per_update):
+    """The updates that fit the training seconds at this pace, in fifties (50 at least)."""
+    return max(50, int(train_seconds / per_update) // 50 * 50)
+
+
 def _reached(report, folder):
     """Whether every model of an earlier run trained all its updates (its results JSON beside the run's says
     so): a training stopped by --stop-time-hours exits 0 too, having trained fewer."""
@@ -75,9 +80,9 @@ def updates_for(models, speed_json, train_seconds, fallback, precision="fp16", s
                 and run_precision == precision and report.get("size") == size
                 and _reached(report, os.path.dirname(os.path.abspath(speed_json)))):
             per_update = max(trained[m]["seconds"] for m in report["models"] if m in trained) / report["updates"]
-            n = max(50, int(train_seconds / per_update) // 50 * 50)
-            return n, (f"{train_seconds:.0f} s of training / {per_update * 1000:.0f} ms an update, the pace of "
-                       f"{len(report['models'])} models side by side in {speed_json}")
+            why = (f"{train_seconds:.0f} s of training / {per_update * 1000:.0f} ms an update, the pace of "
+                   f"{len(report['models'])} models side by side in {speed_json}")
+            return _fit(train_seconds, per_update), why
         rows = report.get("speed", {}).get("models", {})
         # a model measured twice (the reference, first and last) counts at its faster row: the first GPU run timed
         # the transformer first before the device had seen the batches (239 ms against 59 ms)
@@ -85,9 +90,9 @@ def updates_for(models, speed_json, train_seconds, fallback, precision="fp16", s
                       if "step_ms_median" in rows.get(r, {}).get("train_8192", {})), default=None) for m in models]
         if all(steps) and precision == "fp16" and size == "base":
             per_update = SHARING_OVERHEAD * sum(steps) / 1000
-            n = max(50, int(train_seconds / per_update) // 50 * 50)
-            return n, (f"{train_seconds:.0f} s of training / ({SHARING_OVERHEAD} x {sum(steps):.0f} ms, the models' "
-                       f"fp16 steps at 8,192 tokens in {speed_json})")
+            why = (f"{train_seconds:.0f} s of training / ({SHARING_OVERHEAD} x {sum(steps):.0f} ms, the models' "
+                   f"fp16 steps at 8,192 tokens in {speed_json})")
+            return _fit(train_seconds, per_update), why
     return fallback, f"--updates (no pace or speed figures for every model in {precision} at size {size})"
 
 
