@@ -118,11 +118,14 @@ def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
     if dataset == "wmt14-en-de":  # the results table: one row and one JSON per evaluated model
         table = run([sys.executable, os.path.join(ROOT, "examples", "recipes", "results_table.py"), "--work", work,
                      "--models", *trained, "--out", os.path.join(work, "results")]).stdout
+        digests = set()
         for model in trained:
             row = [r for r in table.splitlines() if r.startswith(f"| {model} |")]
             assert len(row) == 1 and row[0].split("|")[-3].strip() == "2", table  # 2 updates
             res = json.load(open(os.path.join(work, "results", f"{model}.json")))
             assert res["sets"]["test"]["sentences"] == 20 and ("encoder" in res["uas"]) == (model != "transformer")
+            digests.add(res["data"]["tokens"])  # the text it trained on: one data-bin for both
+        assert len(digests) == 1 and len(digests.pop()) == 64
     if dataset == "nc11-en-de":
         assert variants == ["main"]  # C&H's corpus is not built when no C&H model is asked for
     if dataset in ("nc11-en-de", "wmt18-en-tr"):  # the target has no parse: Moses-tokenised text
@@ -372,6 +375,37 @@ def test_results_table_refuses_a_baseline_it_cannot_check(tmp_path):
     assert "| rel_seed2 | transformer_seed2 | 31.00 |" in p.stdout
 
 
+def test_a_row_trained_on_other_text_than_its_baseline_is_refused(tmp_path):
+    """results_table.py records the token files a model trained on (a digest of the data-bin's dictionaries and
+    binarized text, not its parses) and refuses a row whose baseline's record differs: a data-bin prepared again
+    otherwise would compare models that read different text, silently."""
+    def data_bin(name, train_bytes, heads_bytes):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "dict.ja.txt").write_text("a 1\n")
+        (d / "train.ja-en.ja.bin").write_bytes(train_bytes)
+        (d / "train.ja-en.ja.idx").write_bytes(b"idx")
+        (d / "train.ja-en.ja.heads.bin").write_bytes(heads_bytes)  # a parse: not the text
+        (d / "preparation.json").write_text(name)
+        return str(d)
+
+    first = results_table.token_data_digest(data_bin("first", b"tokens", b"heads"))
+    assert first and first == results_table.token_data_digest(data_bin("other_parses", b"tokens", b"other heads"))
+    changed = results_table.token_data_digest(data_bin("other_text", b"tokenz", b"heads"))
+    assert changed != first
+    assert results_table.token_data_digest(str(tmp_path / "absent")) is None
+    results_table.check_same_data("cky", {"tokens": first}, "lstm", {"tokens": first}, "x")
+    results_table.check_same_data("cky", {"tokens": first}, "lstm", {}, "x")  # a record from before: not held
+    with pytest.raises(SystemExit, match="cky trained on other text than its baseline lstm"):
+        results_table.check_same_data("cky", {"tokens": first}, "lstm", {"tokens": changed}, "x")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "lstm.json").write_text(json.dumps({"data": {"tokens": changed}}))
+    assert results_table.baseline_data(str(tmp_path / "work"), "lstm", str(out)) == ({"tokens": changed},
+                                                                                    str(out / "lstm.json"))
+    assert results_table.baseline_data(str(tmp_path / "work"), "lstm") == ({}, None)
+
+
 def test_results_table_reads_both_parse_head_figures(tmp_path):
     """parse_uas keeps induce-parses' UAS per side and, for a decoder head, its UAS on the words whose head
     precedes them (the lines as fairseq-syntax-induce-parses prints them)."""
@@ -523,6 +557,32 @@ def test_a_seed_baseline_stands_in_only_for_its_own_cpu(tmp_path):
     assert (done / "hyp.txt").read_text() == "amd-epyc\n" and (done / ".done").exists(), out
     out = run_restore("lstm_seed2", "Intel(R) Xeon(R) Processor")
     assert (stale / "hyp.txt").read_text() == "intel-xeon\n" and (stale / ".done").exists(), out
+
+
+def test_a_new_work_folder_trains_only_the_seeds_not_committed_from_this_cpu(tmp_path):
+    """tanaka_seeds.sh on an empty WORK_ROOT (a new machine of the same CPU): every model of the lists with a
+    committed run of this CPU is a finished queue item, so that queue.sh trains only the missing ones."""
+    text = open(os.path.join(ROOT, "examples", "recipes", "tanaka_seeds.sh"), encoding="utf-8").read()
+    functions = "".join(re.search(rf"^{name}\(\) \{{.*?^\}}\n", text, flags=re.S | re.M).group(0)
+                        for name in ("restore", "restore_all"))
+    repo, work = tmp_path / "repo", tmp_path / "work"
+    results = repo / "examples" / "tanaka-ja-en" / "results" / "amd-epyc"
+    (results / "translations").mkdir(parents=True)
+    for model in ("rel_seed2", "lstm_seed3"):
+        (results / f"{model}.json").write_text(json.dumps({"machine": {"cpu": "AMD EPYC"}}))
+        (results / "translations" / f"{model}.txt").write_text(f"{model}\n")
+    script = (f'root="{repo}"; WORK_ROOT="{work}"; this_cpu() {{ echo "AMD EPYC"; }}\n{functions}'
+              'restore_all tanaka-ja-en rel_seed2 cky_seed3 lstm_seed3')
+    out = run(["bash", "-c", script]).stdout
+    eval_dir = work / "tanaka-ja-en" / "eval"
+    for model in ("rel_seed2", "lstm_seed3"):
+        assert (eval_dir / model / ".done").exists() and (eval_dir / model / "hyp.txt").read_text() == f"{model}\n"
+    assert not (eval_dir / "cky_seed3").exists(), out
+    p = run(["bash", os.path.join(ROOT, "examples", "recipes", "tanaka_seeds.sh"), "list"])
+    queued = p.stdout.split()
+    for name in ("restore_all tanaka-ja-en $A", "restore_all tanaka-en-ja $B_EN_JA", "restore_all tanaka-ja-en $B_JA_EN"):
+        assert name in text, name  # each queue restores its whole list before it starts
+    assert "cky_lstm_lr001_seed2" in queued and "cky_lstm_lr001_seed3" in queued
 
 
 def _hold(path, shared=False):

@@ -7,14 +7,15 @@
 #   bash examples/recipes/tanaka_seeds.sh list # both lists
 #
 # WORK_ROOT (default <repo>/work) holds tanaka-ja-en/ and tanaka-en-ja/ (prepare.sh tanaka-ja-en first). Each
-# queue puts a model's baseline of the same seed before it (the per-seed bootstrap test of evaluate.sh). A seed-2
-# baseline trained before (transformer_seed2, lstm_luong_lr001_seed2) is not trained again on the CPU that
-# trained it: its committed translations from this CPU stand for its evaluation. On another CPU it trains
-# first, so that every row is tested against a baseline of its own CPU. Both lists end with
-# cky_lstm_lr001_seed3, so that queue A, the shorter by about 3.5 CPU-hours, takes it when it gets there
-# first; the other queue finds the model's lock held (queue.sh), waits, and skips it. Its baseline,
-# lstm_luong_lr001_seed3, is B's second Ja->En item, due before A evaluates cky_lstm_lr001_seed3 (were it not,
-# evaluate.sh scores the model alone and says so: evaluate it again once the baseline is in).
+# queue puts a model's baseline of the same seed before it (the per-seed bootstrap test of evaluate.sh). A model
+# of the lists committed from this CPU (examples/DATASET/results/*/MODEL.json, its machine.cpu) is not trained
+# again: its committed translations stand for its evaluation, so a new work folder on a machine of the same CPU
+# trains only what is missing. On another CPU every model trains, so that every row is tested against a
+# baseline of its own CPU. Both lists end with cky_lstm_lr001_seed3, so that queue A, the shorter by about 3.5
+# CPU-hours, takes it when it gets there first; the other queue finds the model's lock held (queue.sh), waits,
+# and skips it. Its baseline, lstm_luong_lr001_seed3, is B's second Ja->En item, due before A evaluates
+# cky_lstm_lr001_seed3 (were it not, evaluate.sh scores the model alone and says so: evaluate it again once
+# the baseline is in).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 WORK_ROOT="${WORK_ROOT:-$root/work}"
@@ -49,12 +50,17 @@ sys.exit(json.load(open(sys.argv[1])).get("machine", {}).get("cpu", "").strip() 
   fi
 }
 
+restore_all() {  # $1 = dataset, then its models: each committed run of this CPU as a finished queue item
+  local dataset=$1 model; shift
+  for model in "$@"; do restore "$dataset" "$model"; done
+}
+
 case "${1:-}" in
-  A) restore tanaka-ja-en transformer_seed2
+  A) restore_all tanaka-ja-en $A
      WORK="$WORK_ROOT/tanaka-ja-en" bash "$root/examples/recipes/queue.sh" tanaka-ja-en $A ;;
-  B) restore tanaka-en-ja transformer_seed2; restore tanaka-ja-en lstm_luong_lr001_seed2
+  B) restore_all tanaka-en-ja $B_EN_JA; restore_all tanaka-ja-en $B_JA_EN
      WORK="$WORK_ROOT/tanaka-en-ja" bash "$root/examples/recipes/queue.sh" tanaka-en-ja $B_EN_JA
      WORK="$WORK_ROOT/tanaka-ja-en" bash "$root/examples/recipes/queue.sh" tanaka-ja-en $B_JA_EN ;;
   list) echo "A (tanaka-ja-en):" $A; echo "B (tanaka-en-ja):" $B_EN_JA; echo "B (tanaka-ja-en):" $B_JA_EN ;;
-  *) sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 1 ;;
+  *) sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 1 ;;
 esac
