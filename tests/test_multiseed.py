@@ -85,3 +85,21 @@ def test_the_readmes_reading_quotes_p_values_and_spreads_the_multiseed_json_give
     quoted_p, quoted_sd = re.findall(r"\bp (0\.\d{3})", section), re.findall(r"± (\d+\.\d\d)", section)
     assert len(quoted_p) >= 10 and len(quoted_sd) >= 4
     assert [p for p in quoted_p if p not in ps] == [] and [s for s in quoted_sd if s not in sds] == []
+
+
+def test_runs_trained_on_other_text_are_not_pooled_or_compared(tmp_path, monkeypatch):
+    """A data-bin prepared again otherwise (another parser version's tokens, other BPE codes) gives the runs
+    trained on it other text: the table refuses to average them with, or test them against, runs whose JSON
+    records other token files; runs that record none (collected before the record) are not held to it."""
+    results = tmp_path / "examples" / "tanaka-ja-en" / "results"
+    for cpu, name, tokens in (("amd-epyc", "rel", "a" * 64), ("amd-epyc", "rel_seed2", "a" * 64),
+                              ("intel-xeon", "rel_seed3", None), ("amd-epyc", "transformer", "b" * 64)):
+        (results / cpu).mkdir(parents=True, exist_ok=True)
+        (results / cpu / f"{name}.json").write_text(json.dumps({"data": {"tokens": tokens} if tokens else {}}))
+    monkeypatch.setattr(multiseed_table, "ROOT", str(tmp_path))
+    multiseed_table.check_one_text("tanaka-ja-en", ["rel"])  # two equal digests and one unknown
+    with pytest.raises(SystemExit, match=r"rel and transformer trained on other text .*aaaaaaaaaaaa in .*bbbbbbbbbbbb"):
+        multiseed_table.check_one_text("tanaka-ja-en", ["rel", "transformer"])
+    (results / "amd-epyc" / "rel_seed4.json").write_text(json.dumps({"data": {"tokens": "c" * 64}}))
+    with pytest.raises(SystemExit, match="rel trained on other text"):
+        multiseed_table.check_one_text("tanaka-ja-en", ["rel"])

@@ -58,6 +58,22 @@ def runs(dataset, model):
     return sorted(out, key=lambda r: (r[0], r[1]))
 
 
+def check_one_text(dataset, models):
+    """Refuse to pool or compare runs that trained on other text: the token digests their JSON record
+    (results_table.py's "data", absent from runs collected before it) must agree over ``models``' runs."""
+    seen = {}
+    for model in models:
+        for path in sorted(glob.glob(os.path.join(ROOT, "examples", dataset, "results", "*", "*.json"))):
+            if re.fullmatch(rf"{re.escape(model)}(?:_seed\d+)?", os.path.basename(path)[:-5]):
+                digest = (json.load(open(path, encoding="utf-8")).get("data") or {}).get("tokens")
+                if digest:
+                    seen.setdefault(digest, path)
+    if len(seen) > 1:
+        raise SystemExit(f"{dataset}: runs of {' and '.join(models)} trained on other text (data-bin token files "
+                         + ", ".join(f"{d[:12]} in {p}" for d, p in seen.items()) + "): a data-bin prepared again "
+                         "otherwise; train them on one data-bin")
+
+
 def references(dataset, corpus):
     lang = dataset.rsplit("-", 1)[1]
     with open(os.path.join(corpus, f"test.{lang}"), encoding="utf-8") as f:
@@ -75,6 +91,7 @@ def table(dataset, corpus, n_samples=1000):
         mine = runs(dataset, model)
         if not mine:
             continue
+        check_one_text(dataset, [model] + [base] * (base is not None))
         row = {"model": model, "baseline": base, "runs": [{"seed": s, "cpu": c} for s, c, _ in mine]}
         if base is None:
             row["metrics"] = summarize([h for _, _, h in mine], refs, tokenize, METRICS)

@@ -62,6 +62,54 @@ def training_state(ckpt_dir):
     return state
 
 
+#: the data-bin files that hold the text a model reads: fairseq's dictionaries and binarized token files
+#: (dict.LANG.txt, SPLIT.SRC-TGT.LANG.{bin,idx}); not the parses beside them (another variant's syntax sides)
+TOKEN_FILE = re.compile(r"dict\.[^.]+\.txt|[A-Za-z]+[0-9]*\.[^.]+-[^.]+\.[^.]+\.(bin|idx)")
+
+
+def token_data_digest(data_dir):
+    """SHA-256 over the names and SHA-256s of a data-bin's token files (TOKEN_FILE): equal for two data-bins
+    that give a model the same text, whatever parses lie beside them; None when the folder holds none."""
+    import hashlib
+
+    from fairseq_syntax.durable_files import file_sha256
+
+    names = sorted(n for n in os.listdir(data_dir) if TOKEN_FILE.fullmatch(n)) if os.path.isdir(data_dir) else []
+    if not names:
+        return None
+    h = hashlib.sha256()
+    for n in names:
+        h.update(f"{n} {file_sha256(os.path.join(data_dir, n))}\n".encode())
+    return h.hexdigest()
+
+
+def trained_data(ckpt_dir):
+    """{"tokens": token_data_digest} of the data-bin a model's scored checkpoint trained on (its cfg.task.data,
+    the first of a colon-separated list), or {} when no checkpoint or data-bin is found here."""
+    import torch
+
+    import fairseq_syntax.plugin  # noqa: F401  (allow-lists the globals fairseq checkpoints pickle)
+
+    for name in ("checkpoint_best.pt", "checkpoint_last.pt"):
+        path = os.path.join(ckpt_dir, name)
+        if os.path.exists(path):
+            cfg = torch.load(path, map_location="cpu").get("cfg") or {}
+            data = str((cfg.get("task") or {}).get("data") or "").split(":")[0]
+            digest = token_data_digest(data) if data else None
+            return {"tokens": digest} if digest else {}
+    return {}
+
+
+def check_same_data(model, data, base, base_data, where):
+    """Refuse a row whose model trained on other text than its baseline (a data-bin prepared again otherwise:
+    another parser version's tokens, other BPE codes): both digests known and different."""
+    mine, theirs = (data or {}).get("tokens"), (base_data or {}).get("tokens")
+    if mine and theirs and mine != theirs:
+        raise SystemExit(f"error: {model} trained on other text than its baseline {base} (data-bin token files "
+                         f"{mine[:12]}, {base}'s {theirs[:12]} in {where}): a data-bin prepared again otherwise; "
+                         f"train both on one data-bin")
+
+
 def commit():
     """The commit of the checkout this script is in: git's answer, else FAIRSEQ_SYNTAX_COMMIT (a copied tree
     without .git, as on the GPU machine), else None. The benchmark and device scripts record it with machine()."""
@@ -183,6 +231,25 @@ def check_also_against(work, model, other, set_name, main_scores, sc, out=None):
     check_baseline(work, model, other, set_name, sc, out)
 
 
+def also_against(ev, set_name):
+    """The other baselines a model was scored against (evaluate.sh's ALSO_AGAINST: [SET/]vs_BASE/scores.json)."""
+    return sorted(d[3:] for d in os.listdir(os.path.join(ev, set_name)) if d.startswith("vs_")
+                  and os.path.exists(os.path.join(ev, set_name, d, "scores.json")))
+
+
+def baseline_data(work, base, out=None):
+    """(the data a baseline trained on, where that was read): from its checkpoint in WORK, else from its
+    committed OUT/BASE.json (a baseline whose translations stand in for its evaluation); ({}, None) if neither
+    says."""
+    data = trained_data(os.path.join(work, "checkpoints", base))
+    if data:
+        return data, os.path.join(work, "checkpoints", base)
+    committed = os.path.join(out, f"{base}.json") if out else None
+    if committed and os.path.exists(committed):
+        return json.load(open(committed, encoding="utf-8")).get("data") or {}, committed
+    return {}, None
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
@@ -222,13 +289,14 @@ def main(argv=None):
             row += cells
         result["uas"] = parse_uas(os.path.join(ev, "uas.txt"))
         result["training"] = training_state(os.path.join(args.work, "checkpoints", m))
+        result["data"] = trained_data(os.path.join(args.work, "checkpoints", m))
+        for other in [base] * (base != m) + also_against(ev, sets[0]):
+            check_same_data(m, result["data"], other, *baseline_data(args.work, other, args.out))
         last = result["training"].get("last", {})
         row += [fmt(result["uas"].get("encoder")), fmt(result["uas"].get("decoder")), str(last.get("updates", "-")),
                 fmt(last["train_seconds"] / 3600, 2) if "train_seconds" in last else "-"]
         print("| " + " | ".join(row) + " |")
-        others = sorted(d[3:] for d in os.listdir(os.path.join(ev, sets[0])) if d.startswith("vs_")
-                        and os.path.exists(os.path.join(ev, sets[0], d, "scores.json")))
-        for other in others:  # evaluate.sh's ALSO_AGAINST: the same translations against another baseline
+        for other in also_against(ev, sets[0]):  # evaluate.sh's ALSO_AGAINST: the same translations against another baseline
             result.setdefault("also_against", {})[other] = {}
             row = [m, other]
             for s in sets:
