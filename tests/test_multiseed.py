@@ -92,14 +92,17 @@ def test_runs_trained_on_other_text_are_not_pooled_or_compared(tmp_path, monkeyp
     trained on it other text: the table refuses to average them with, or test them against, runs whose JSON
     records other token files; runs that record none (collected before the record) are not held to it."""
     results = tmp_path / "examples" / "tanaka-ja-en" / "results"
-    for cpu, name, tokens in (("amd-epyc", "rel", "a" * 64), ("amd-epyc", "rel_seed2", "a" * 64),
-                              ("intel-xeon", "rel_seed3", None), ("amd-epyc", "transformer", "b" * 64)):
+    for cpu, name, variant, tokens in (("amd-epyc", "rel", "main", "a"), ("amd-epyc", "rel_seed2", "main", "a"),
+                                       ("intel-xeon", "rel_seed3", None, None), ("amd-epyc", "ch", "ch", "d"),
+                                       ("amd-epyc", "transformer", "main", "b")):
         (results / cpu).mkdir(parents=True, exist_ok=True)
-        (results / cpu / f"{name}.json").write_text(json.dumps({"data": {"tokens": tokens} if tokens else {}}))
+        data = {"variant": variant, "tokens": tokens * 64} if tokens else {}
+        (results / cpu / f"{name}.json").write_text(json.dumps({"data": data}))
     monkeypatch.setattr(multiseed_table, "ROOT", str(tmp_path))
     multiseed_table.check_one_text("tanaka-ja-en", ["rel"])  # two equal digests and one unknown
+    multiseed_table.check_one_text("tanaka-ja-en", ["ch", "rel"])  # another variant: other text by design
     with pytest.raises(SystemExit, match=r"rel and transformer trained on other text .*aaaaaaaaaaaa in .*bbbbbbbbbbbb"):
         multiseed_table.check_one_text("tanaka-ja-en", ["rel", "transformer"])
-    (results / "amd-epyc" / "rel_seed4.json").write_text(json.dumps({"data": {"tokens": "c" * 64}}))
+    (results / "amd-epyc" / "rel_seed4.json").write_text(json.dumps({"data": {"variant": "main", "tokens": "c" * 64}}))
     with pytest.raises(SystemExit, match="rel trained on other text"):
         multiseed_table.check_one_text("tanaka-ja-en", ["rel"])

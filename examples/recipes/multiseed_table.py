@@ -60,15 +60,17 @@ def runs(dataset, model):
 
 def check_one_text(dataset, models):
     """Refuse to pool or compare runs that trained on other text: the token digests their JSON record
-    (results_table.py's "data", absent from runs collected before it) must agree over ``models``' runs."""
+    (results_table.py's "data", absent from runs collected before it) must agree over ``models``' runs of one
+    data-bin variant."""
     seen = {}
     for model in models:
         for path in sorted(glob.glob(os.path.join(ROOT, "examples", dataset, "results", "*", "*.json"))):
             if re.fullmatch(rf"{re.escape(model)}(?:_seed\d+)?", os.path.basename(path)[:-5]):
-                digest = (json.load(open(path, encoding="utf-8")).get("data") or {}).get("tokens")
-                if digest:
-                    seen.setdefault(digest, path)
-    if len(seen) > 1:
+                data = json.load(open(path, encoding="utf-8")).get("data") or {}
+                if data.get("tokens"):
+                    seen.setdefault(data.get("variant"), {}).setdefault(data["tokens"], path)
+    seen = next((digests for digests in seen.values() if len(digests) > 1), {})
+    if seen:
         raise SystemExit(f"{dataset}: runs of {' and '.join(models)} trained on other text (data-bin token files "
                          + ", ".join(f"{d[:12]} in {p}" for d, p in seen.items()) + "): a data-bin prepared again "
                          "otherwise; train them on one data-bin")

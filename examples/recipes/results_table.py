@@ -84,8 +84,9 @@ def token_data_digest(data_dir):
 
 
 def trained_data(ckpt_dir):
-    """{"tokens": token_data_digest} of the data-bin a model's scored checkpoint trained on (its cfg.task.data,
-    the first of a colon-separated list), or {} when no checkpoint or data-bin is found here."""
+    """{"variant": the data-bin's folder (the recipes' WORK/VARIANT/data-bin), "tokens": token_data_digest} of
+    the data-bin a model's scored checkpoint trained on (its cfg.task.data, the first of a colon-separated list),
+    or {} when no checkpoint or data-bin is found here."""
     import torch
 
     import fairseq_syntax.plugin  # noqa: F401  (allow-lists the globals fairseq checkpoints pickle)
@@ -96,14 +97,19 @@ def trained_data(ckpt_dir):
             cfg = torch.load(path, map_location="cpu").get("cfg") or {}
             data = str((cfg.get("task") or {}).get("data") or "").split(":")[0]
             digest = token_data_digest(data) if data else None
-            return {"tokens": digest} if digest else {}
+            variant = os.path.basename(os.path.dirname(os.path.abspath(data))) if data else None
+            return {"variant": variant, "tokens": digest} if digest else {}
     return {}
 
 
 def check_same_data(model, data, base, base_data, where):
-    """Refuse a row whose model trained on other text than its baseline (a data-bin prepared again otherwise:
-    another parser version's tokens, other BPE codes): both digests known and different."""
-    mine, theirs = (data or {}).get("tokens"), (base_data or {}).get("tokens")
+    """Refuse a row whose model trained on other text than its baseline on the same variant's data-bin (one
+    prepared again otherwise: another parser version's tokens, other BPE codes): both digests known and
+    different. Models of two variants read other text by design (C&H's multi-task corpus): not compared."""
+    data, base_data = data or {}, base_data or {}
+    mine, theirs = data.get("tokens"), base_data.get("tokens")
+    if data.get("variant") != base_data.get("variant"):
+        return
     if mine and theirs and mine != theirs:
         raise SystemExit(f"error: {model} trained on other text than its baseline {base} (data-bin token files "
                          f"{mine[:12]}, {base}'s {theirs[:12]} in {where}): a data-bin prepared again otherwise; "
