@@ -90,19 +90,23 @@ def test_the_readmes_reading_quotes_p_values_and_spreads_the_multiseed_json_give
 def test_runs_trained_on_other_text_are_not_pooled_or_compared(tmp_path, monkeypatch):
     """A data-bin prepared again otherwise (another parser version's tokens, other BPE codes) gives the runs
     trained on it other text: the table refuses to average them with, or test them against, runs whose JSON
-    records other token files; runs that record none (collected before the record) are not held to it."""
+    records other dictionaries or codes; runs that record none (collected before the record) are not held to
+    it, and another variant of the data-bin (C&H's multi-task corpus) is other text by design."""
     results = tmp_path / "examples" / "tanaka-ja-en" / "results"
-    for cpu, name, variant, tokens in (("amd-epyc", "rel", "main", "a"), ("amd-epyc", "rel_seed2", "main", "a"),
-                                       ("intel-xeon", "rel_seed3", None, None), ("amd-epyc", "ch", "ch", "d"),
-                                       ("amd-epyc", "transformer", "main", "b")):
+
+    def data(variant, codes):
+        return {"variant": variant, "dictionaries": {"dict.ja.txt": "d"}, "bpe_codes": {"ja": codes}}
+
+    for cpu, name, record in (("amd-epyc", "rel", data("main", "a")), ("amd-epyc", "rel_seed2", data("main", "a")),
+                              ("intel-xeon", "rel_seed3", {}), ("amd-epyc", "ch", data("ch", "d")),
+                              ("amd-epyc", "transformer", data("main", "b"))):
         (results / cpu).mkdir(parents=True, exist_ok=True)
-        data = {"variant": variant, "tokens": tokens * 64} if tokens else {}
-        (results / cpu / f"{name}.json").write_text(json.dumps({"data": data}))
+        (results / cpu / f"{name}.json").write_text(json.dumps({"data": record}))
     monkeypatch.setattr(multiseed_table, "ROOT", str(tmp_path))
-    multiseed_table.check_one_text("tanaka-ja-en", ["rel"])  # two equal digests and one unknown
+    multiseed_table.check_one_text("tanaka-ja-en", ["rel"])  # two equal records and one unknown
     multiseed_table.check_one_text("tanaka-ja-en", ["ch", "rel"])  # another variant: other text by design
-    with pytest.raises(SystemExit, match=r"rel and transformer trained on other text .*aaaaaaaaaaaa in .*bbbbbbbbbbbb"):
+    with pytest.raises(SystemExit, match=r"rel and transformer trained on other text: BPE codes ja \(b, a\)"):
         multiseed_table.check_one_text("tanaka-ja-en", ["rel", "transformer"])
-    (results / "amd-epyc" / "rel_seed4.json").write_text(json.dumps({"data": {"variant": "main", "tokens": "c" * 64}}))
-    with pytest.raises(SystemExit, match="rel trained on other text"):
+    (results / "amd-epyc" / "rel_seed4.json").write_text(json.dumps({"data": data("main", "c")}))
+    with pytest.raises(SystemExit, match="runs of rel trained on other text"):
         multiseed_table.check_one_text("tanaka-ja-en", ["rel"])

@@ -124,9 +124,9 @@ def test_recipe_runs_offline_on_its_sample(dataset, tmp_path):
             assert len(row) == 1 and row[0].split("|")[-3].strip() == "2", table  # 2 updates
             res = json.load(open(os.path.join(work, "results", f"{model}.json")))
             assert res["sets"]["test"]["sentences"] == 20 and ("encoder" in res["uas"]) == (model != "transformer")
-            digests.add((res["data"]["variant"], res["data"]["tokens"]))  # the text it trained on: one data-bin
-        variant, digest = digests.pop()
-        assert not digests and variant == "main" and len(digest) == 64
+            digests.add(json.dumps(res["data"], sort_keys=True))  # the text it trained on: one data-bin
+            assert res["data"]["variant"] == "main" and f"dict.{src}.txt" in res["data"]["dictionaries"], res
+        assert len(digests) == 1, digests
     if dataset == "nc11-en-de":
         assert variants == ["main"]  # C&H's corpus is not built when no C&H model is asked for
     if dataset in ("nc11-en-de", "wmt18-en-tr"):  # the target has no parse: Moses-tokenised text
@@ -377,37 +377,46 @@ def test_results_table_refuses_a_baseline_it_cannot_check(tmp_path):
 
 
 def test_a_row_trained_on_other_text_than_its_baseline_is_refused(tmp_path):
-    """results_table.py records the token files a model trained on (a digest of the data-bin's dictionaries and
-    binarized text, not its parses) and refuses a row whose baseline's record differs: a data-bin prepared again
-    otherwise would compare models that read different text, silently."""
-    def data_bin(name, train_bytes, heads_bytes):
-        d = tmp_path / name
-        d.mkdir()
-        (d / "dict.ja.txt").write_text("a 1\n")
-        (d / "train.ja-en.ja.bin").write_bytes(train_bytes)
-        (d / "train.ja-en.ja.idx").write_bytes(b"idx")
-        (d / "train.ja-en.ja.heads.bin").write_bytes(heads_bytes)  # a parse: not the text
-        (d / "preparation.json").write_text(name)
-        return str(d)
+    """results_table.py records what a model's checkpoint recorded of its text when it trained (its token
+    dictionaries' and BPE codes' digests, the data-bin's variant) and refuses a row whose baseline recorded
+    other ones on the same variant: a data-bin prepared again otherwise would compare models that read
+    different text. The record is the checkpoint's, not the data-bin's as it is now (rebuilt in place after the
+    baseline trained, it would give both the same digest)."""
+    import torch
 
-    first = results_table.token_data_digest(data_bin("first", b"tokens", b"heads"))
-    assert first and first == results_table.token_data_digest(data_bin("other_parses", b"tokens", b"other heads"))
-    changed = results_table.token_data_digest(data_bin("other_text", b"tokenz", b"heads"))
-    assert changed != first
-    assert results_table.token_data_digest(str(tmp_path / "absent")) is None
-    main = {"variant": "main", "tokens": first}
-    results_table.check_same_data("cky", main, "lstm", dict(main), "x")
-    results_table.check_same_data("cky", main, "lstm", {}, "x")  # a record from before: not held to it
+    from fairseq_syntax.tasks.syntax_translation import SAVED_BPE_CODES, SAVED_DICTIONARIES
+
+    def checkpoint(model, variant, codes, dictionary="d1"):
+        d = tmp_path / "work" / "checkpoints" / model
+        d.mkdir(parents=True)
+        torch.save({"cfg": {"task": {"data": f"work/{variant}/data-bin"}},
+                    "task_state": {SAVED_DICTIONARIES: {"dict.ja.txt": dictionary, "dict.ja.labels.txt": "labels"},
+                                   SAVED_BPE_CODES: {"ja": codes}}}, d / "checkpoint_best.pt")
+        return str(d / "checkpoint_best.pt")
+
+    work = str(tmp_path / "work")
+    lstm = results_table.trained_data(checkpoint("lstm", "main", "c1"))
+    assert lstm == {"variant": "main", "dictionaries": {"dict.ja.txt": "d1"}, "bpe_codes": {"ja": "c1"}}
+    assert results_table.trained_data(None) == {} and results_table.scored_checkpoint(work, "none") is None
+    cky = results_table.trained_data(checkpoint("cky", "main", "c2"))
+    with pytest.raises(SystemExit, match=r"cky trained on other text than its baseline lstm .*BPE codes ja"):
+        results_table.check_same_data("cky", cky, "lstm", *results_table.baseline_data(work, "lstm"))
+    other_dict = results_table.trained_data(checkpoint("rel", "main", "c1", dictionary="d2"))
+    assert "dictionary dict.ja.txt" in results_table.text_difference(other_dict, lstm)
+    results_table.check_same_data("cky", cky, "lstm", {}, "x")  # a record from before: not held to it
     # C&H's multi-task corpus (variant ch) is other text by design: not compared with the main variant's
-    results_table.check_same_data("ch", {"variant": "ch", "tokens": changed}, "transformer", main, "x")
-    with pytest.raises(SystemExit, match="cky trained on other text than its baseline lstm"):
-        results_table.check_same_data("cky", main, "lstm", {"variant": "main", "tokens": changed}, "x")
+    ch = results_table.trained_data(checkpoint("ch", "ch", "c3"))
+    results_table.check_same_data("ch", ch, "lstm", lstm, "x")
+    # a model decoding another's checkpoint (CHECKPOINT_OF): evaluate.sh names it in eval/MODEL/checkpoint.txt
+    (tmp_path / "work" / "eval" / "cky_own").mkdir(parents=True)
+    (tmp_path / "work" / "eval" / "cky_own" / "checkpoint.txt").write_text(
+        str(tmp_path / "work" / "checkpoints" / "cky" / "checkpoint_best.pt") + "\n")
+    assert results_table.trained_data(results_table.scored_checkpoint(work, "cky_own")) == cky
     out = tmp_path / "out"
     out.mkdir()
-    (out / "lstm.json").write_text(json.dumps({"data": {"variant": "main", "tokens": changed}}))
-    assert results_table.baseline_data(str(tmp_path / "work"), "lstm", str(out)) == (
-        {"variant": "main", "tokens": changed}, str(out / "lstm.json"))
-    assert results_table.baseline_data(str(tmp_path / "work"), "lstm") == ({}, None)
+    (out / "base.json").write_text(json.dumps({"data": cky}))  # a committed baseline, its checkpoint gone
+    assert results_table.baseline_data(work, "base", str(out)) == (cky, str(out / "base.json"))
+    assert results_table.baseline_data(work, "base") == ({}, None)
 
 
 def test_results_table_reads_both_parse_head_figures(tmp_path):
@@ -532,12 +541,18 @@ def test_a_failed_multitask_step_stops_prepare(tmp_path):
     assert p.stdout.strip().splitlines()[-1] == "stopped", p.stdout + p.stderr
 
 
+def _seed_functions():
+    """tanaka_seeds.sh's functions (this_cpu, cpu_of, restore, restore_all), to be run with a made-up repo."""
+    text = open(os.path.join(ROOT, "examples", "recipes", "tanaka_seeds.sh"), encoding="utf-8").read()
+    return "".join(re.search(rf"^{name}\(\) \{{.*?^\}}\n", text, flags=re.S | re.M).group(0)
+                   for name in ("cpu_of", "restore", "restore_all"))
+
+
 def test_a_seed_baseline_stands_in_only_for_its_own_cpu(tmp_path):
     """tanaka_seeds.sh's restore: a baseline's committed run stands for its evaluation (a finished queue item)
-    only on the CPU that trained it; elsewhere another CPU's translations left in WORK are removed and the
-    queue trains the baseline, so that no row is tested against a baseline of another CPU."""
-    text = open(os.path.join(ROOT, "examples", "recipes", "tanaka_seeds.sh"), encoding="utf-8").read()
-    restore = re.search(r"^restore\(\) \{.*?^\}\n", text, flags=re.S | re.M).group(0)
+    only on the CPU that trained it; on another CPU the run restored before is taken back and the queue trains
+    the baseline, so that no row is tested against a baseline of another CPU. Translations that restore did
+    not put there (an evaluation at work, or cut short) are left alone."""
     repo, work = tmp_path / "repo", tmp_path / "work"
     for cpu, folder, model in (("Intel(R) Xeon(R) Processor", "intel-xeon", "lstm_seed2"),
                                ("AMD EPYC 7B13", "amd-epyc", "transformer_seed2")):
@@ -545,43 +560,47 @@ def test_a_seed_baseline_stands_in_only_for_its_own_cpu(tmp_path):
         (results / "translations").mkdir(parents=True)
         (results / f"{model}.json").write_text(json.dumps({"machine": {"cpu": cpu}}))
         (results / "translations" / f"{model}.txt").write_text(f"{folder}\n")
-    stale = work / "tanaka-ja-en" / "eval" / "lstm_seed2"
-    stale.mkdir(parents=True)
-    (stale / "hyp.txt").write_text("intel-xeon\n")  # restored by the earlier script on this AMD machine
+    evaluating = work / "tanaka-ja-en" / "eval" / "cky_seed2"
+    evaluating.mkdir(parents=True)
+    (evaluating / "hyp.txt").write_text("being scored\n")  # another queue's evaluate.sh at work on it
 
     def run_restore(model, cpu):
-        script = (f'root="{repo}"; WORK_ROOT="{work}"; this_cpu() {{ echo "{cpu}"; }}\n{restore}'
-                  f'restore tanaka-ja-en {model}')
+        script = f'root="{repo}"; WORK_ROOT="{work}"; this_cpu() {{ echo "{cpu}"; }}\n{_seed_functions()}' \
+                 f'restore tanaka-ja-en {model}'
         return run(["bash", "-c", script]).stdout
 
-    out = run_restore("lstm_seed2", "AMD EPYC 7B13")
-    assert "no committed run from this CPU" in out and not (stale / "hyp.txt").exists()
+    lstm = work / "tanaka-ja-en" / "eval" / "lstm_seed2"
+    out = run_restore("lstm_seed2", "Intel(R) Xeon(R) Processor")
+    assert (lstm / "hyp.txt").read_text() == "intel-xeon\n" and (lstm / ".done").exists(), out
+    out = run_restore("lstm_seed2", "AMD EPYC 7B13")  # the work folder moved to another CPU
+    assert "is not of this CPU" in out and not (lstm / "hyp.txt").exists() and not (lstm / ".done").exists()
     out = run_restore("transformer_seed2", "AMD EPYC 7B13")
     done = work / "tanaka-ja-en" / "eval" / "transformer_seed2"
     assert (done / "hyp.txt").read_text() == "amd-epyc\n" and (done / ".done").exists(), out
-    out = run_restore("lstm_seed2", "Intel(R) Xeon(R) Processor")
-    assert (stale / "hyp.txt").read_text() == "intel-xeon\n" and (stale / ".done").exists(), out
+    run_restore("cky_seed2", "AMD EPYC 7B13")
+    assert (evaluating / "hyp.txt").read_text() == "being scored\n"
 
 
 def test_a_new_work_folder_trains_only_the_seeds_not_committed_from_this_cpu(tmp_path):
     """tanaka_seeds.sh on an empty WORK_ROOT (a new machine of the same CPU): every model of the lists with a
     committed run of this CPU is a finished queue item, so that queue.sh trains only the missing ones."""
     text = open(os.path.join(ROOT, "examples", "recipes", "tanaka_seeds.sh"), encoding="utf-8").read()
-    functions = "".join(re.search(rf"^{name}\(\) \{{.*?^\}}\n", text, flags=re.S | re.M).group(0)
-                        for name in ("restore", "restore_all"))
+    functions = _seed_functions()
     repo, work = tmp_path / "repo", tmp_path / "work"
     results = repo / "examples" / "tanaka-ja-en" / "results" / "amd-epyc"
     (results / "translations").mkdir(parents=True)
-    for model in ("rel_seed2", "lstm_seed3"):
+    for model in ("rel_seed2", "lstm_seed3", "sh_seed3"):
         (results / f"{model}.json").write_text(json.dumps({"machine": {"cpu": "AMD EPYC"}}))
-        (results / "translations" / f"{model}.txt").write_text(f"{model}\n")
+        if model != "sh_seed3":  # its translations were not committed: trained
+            (results / "translations" / f"{model}.txt").write_text(f"{model}\n")
     script = (f'root="{repo}"; WORK_ROOT="{work}"; this_cpu() {{ echo "AMD EPYC"; }}\n{functions}'
-              'restore_all tanaka-ja-en rel_seed2 cky_seed3 lstm_seed3')
+              'restore_all tanaka-ja-en rel_seed2 cky_seed3 lstm_seed3 sh_seed3')
     out = run(["bash", "-c", script]).stdout
     eval_dir = work / "tanaka-ja-en" / "eval"
     for model in ("rel_seed2", "lstm_seed3"):
         assert (eval_dir / model / ".done").exists() and (eval_dir / model / "hyp.txt").read_text() == f"{model}\n"
-    assert not (eval_dir / "cky_seed3").exists(), out
+    assert not (eval_dir / "cky_seed3").exists() and not (eval_dir / "sh_seed3").exists(), out
+    assert "no translations/sh_seed3.txt beside it" in out
     p = run(["bash", os.path.join(ROOT, "examples", "recipes", "tanaka_seeds.sh"), "list"])
     queued = p.stdout.split()
     for name in ("restore_all tanaka-ja-en $A", "restore_all tanaka-en-ja $B_EN_JA", "restore_all tanaka-ja-en $B_JA_EN"):

@@ -27,6 +27,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))  # results_table
 
 #: dataset -> (models in table order with their baselines, the metrics' tokenisation)
 DATASETS = {
@@ -59,21 +60,23 @@ def runs(dataset, model):
 
 
 def check_one_text(dataset, models):
-    """Refuse to pool or compare runs that trained on other text: the token digests their JSON record
+    """Refuse to pool or compare runs that trained on other text: what their JSON records of it
     (results_table.py's "data", absent from runs collected before it) must agree over ``models``' runs of one
-    data-bin variant."""
-    seen = {}
+    data-bin variant (results_table.text_difference)."""
+    from results_table import text_difference
+
+    seen = []
     for model in models:
         for path in sorted(glob.glob(os.path.join(ROOT, "examples", dataset, "results", "*", "*.json"))):
             if re.fullmatch(rf"{re.escape(model)}(?:_seed\d+)?", os.path.basename(path)[:-5]):
                 data = json.load(open(path, encoding="utf-8")).get("data") or {}
-                if data.get("tokens"):
-                    seen.setdefault(data.get("variant"), {}).setdefault(data["tokens"], path)
-    seen = next((digests for digests in seen.values() if len(digests) > 1), {})
-    if seen:
-        raise SystemExit(f"{dataset}: runs of {' and '.join(models)} trained on other text (data-bin token files "
-                         + ", ".join(f"{d[:12]} in {p}" for d, p in seen.items()) + "): a data-bin prepared again "
-                         "otherwise; train them on one data-bin")
+                for other, other_path in seen:
+                    differ = text_difference(data, other)
+                    if differ:
+                        raise SystemExit(f"{dataset}: runs of {' and '.join(models)} trained on other text: {differ} "
+                                         f"differ between {path} and {other_path}; a data-bin prepared again "
+                                         "otherwise: train them on one data-bin")
+                seen.append((data, path))
 
 
 def references(dataset, corpus):

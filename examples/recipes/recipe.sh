@@ -456,6 +456,8 @@ recipe_evaluate() {
   # the sample's 2-update models would emit max-length garbage (200 steps x beam): cap their output length
   [ "$SAMPLE" = 1 ] && cpu=(--cpu --max-len-a 1.2 --max-len-b 4)
   mkdir -p "$out"
+  # the checkpoint decoded: results_table.py reads what it recorded of the text it trained on
+  [ "${DRY_RUN:-0}" = 1 ] || realpath "$ck" > "$out/checkpoint.txt"
   local -a decode; words decode "${DECODE[$m]:---beam 4 --lenpen 0.6}"
   pipeline_generate "$out" "$DATA_WORK/$v/data-bin" "$ck" --task "${TASK[$m]:-syntax_translation}" \
     --source-lang "$SRC" --target-lang "$TGT" "${decode[@]}" --batch-size 64 --required-batch-size-multiple 1 \

@@ -15,6 +15,7 @@ checkpoints (``fairseq-syntax-evaluate --hyp A --baseline B --ref REF``), and pr
         --models transformer transformer_seed2 rel ... --out examples/multi30k-en-de/results
 """
 import argparse
+import functools
 import json
 import os
 import platform
@@ -62,58 +63,73 @@ def training_state(ckpt_dir):
     return state
 
 
-#: the data-bin files that hold the text a model reads: fairseq's dictionaries and binarized token files
-#: (dict.LANG.txt, SPLIT.SRC-TGT.LANG.{bin,idx}); not the parses beside them (another variant's syntax sides)
-TOKEN_FILE = re.compile(r"dict\.[^.]+\.txt|[A-Za-z]+[0-9]*\.[^.]+-[^.]+\.[^.]+\.(bin|idx)")
+def trained_data(checkpoint):
+    """What a checkpoint recorded of the text it was trained on, when it was trained (the task state's digests,
+    fairseq_syntax.tasks.syntax_translation): {"variant": its data-bin's folder (the recipes'
+    WORK/VARIANT/data-bin, from cfg.task.data), "dictionaries": {dict.LANG.txt: digest of its symbols},
+    "bpe_codes": {LANG: SHA-256 of the codes}}; the parses' label dictionaries are left out. {} without a
+    checkpoint or for one saved before the digests (or by another task)."""
+    if not checkpoint or not os.path.exists(checkpoint):
+        return {}
+    return dict(_trained_data(os.path.realpath(checkpoint)))
 
 
-def token_data_digest(data_dir):
-    """SHA-256 over the names and SHA-256s of a data-bin's token files (TOKEN_FILE): equal for two data-bins
-    that give a model the same text, whatever parses lie beside them; None when the folder holds none."""
-    import hashlib
-
-    from fairseq_syntax.durable_files import file_sha256
-
-    names = sorted(n for n in os.listdir(data_dir) if TOKEN_FILE.fullmatch(n)) if os.path.isdir(data_dir) else []
-    if not names:
-        return None
-    h = hashlib.sha256()
-    for n in names:
-        h.update(f"{n} {file_sha256(os.path.join(data_dir, n))}\n".encode())
-    return h.hexdigest()
-
-
-def trained_data(ckpt_dir):
-    """{"variant": the data-bin's folder (the recipes' WORK/VARIANT/data-bin), "tokens": token_data_digest} of
-    the data-bin a model's scored checkpoint trained on (its cfg.task.data, the first of a colon-separated list),
-    or {} when no checkpoint or data-bin is found here."""
+@functools.lru_cache(maxsize=None)
+def _trained_data(checkpoint):
     import torch
 
     import fairseq_syntax.plugin  # noqa: F401  (allow-lists the globals fairseq checkpoints pickle)
+    from fairseq_syntax.tasks.syntax_translation import SAVED_BPE_CODES, SAVED_DICTIONARIES
 
+    ck = torch.load(checkpoint, map_location="cpu")
+    state = ck.get("task_state") or {}
+    dictionaries = {k: v for k, v in (state.get(SAVED_DICTIONARIES) or {}).items() if not k.endswith(".labels.txt")}
+    codes = dict(state.get(SAVED_BPE_CODES) or {})
+    if not dictionaries and not codes:
+        return ()
+    data = str(((ck.get("cfg") or {}).get("task") or {}).get("data") or "").split(":")[0]
+    out = {"variant": os.path.basename(os.path.dirname(os.path.normpath(data))) if data else None}
+    if dictionaries:
+        out["dictionaries"] = dictionaries
+    if codes:
+        out["bpe_codes"] = codes
+    return tuple(out.items())
+
+
+def scored_checkpoint(work, model):
+    """The checkpoint evaluate.sh decoded for ``model`` (its eval/MODEL/checkpoint.txt: a model may decode
+    another's, CHECKPOINT_OF), else the model's own best, else last, checkpoint; None if none is found."""
+    record = os.path.join(work, "eval", model, "checkpoint.txt")
+    if os.path.exists(record):
+        return open(record, encoding="utf-8").read().strip() or None
     for name in ("checkpoint_best.pt", "checkpoint_last.pt"):
-        path = os.path.join(ckpt_dir, name)
+        path = os.path.join(work, "checkpoints", model, name)
         if os.path.exists(path):
-            cfg = torch.load(path, map_location="cpu").get("cfg") or {}
-            data = str((cfg.get("task") or {}).get("data") or "").split(":")[0]
-            digest = token_data_digest(data) if data else None
-            variant = os.path.basename(os.path.dirname(os.path.abspath(data))) if data else None
-            return {"variant": variant, "tokens": digest} if digest else {}
-    return {}
+            return path
+    return None
+
+
+def text_difference(data, other):
+    """How two runs' records of their text (trained_data) differ: "dictionary dict.en.txt (a1b2c3..., d4e5f6...)"
+    or "BPE codes ja (...)"; None when they agree or cannot be compared: one record missing (a run collected
+    before it), or two variants of the data-bin, which read other text by design (C&H's multi-task corpus)."""
+    data, other = data or {}, other or {}
+    if not data or not other or data.get("variant") != other.get("variant"):
+        return None
+    for key, what in (("dictionaries", "dictionary"), ("bpe_codes", "BPE codes")):
+        mine, theirs = data.get(key) or {}, other.get(key) or {}
+        for k in sorted(k for k in mine if k in theirs and mine[k] != theirs[k]):
+            return f"{what} {k} ({mine[k][:12]}, {theirs[k][:12]})"
+    return None
 
 
 def check_same_data(model, data, base, base_data, where):
     """Refuse a row whose model trained on other text than its baseline on the same variant's data-bin (one
-    prepared again otherwise: another parser version's tokens, other BPE codes): both digests known and
-    different. Models of two variants read other text by design (C&H's multi-task corpus): not compared."""
-    data, base_data = data or {}, base_data or {}
-    mine, theirs = data.get("tokens"), base_data.get("tokens")
-    if data.get("variant") != base_data.get("variant"):
-        return
-    if mine and theirs and mine != theirs:
-        raise SystemExit(f"error: {model} trained on other text than its baseline {base} (data-bin token files "
-                         f"{mine[:12]}, {base}'s {theirs[:12]} in {where}): a data-bin prepared again otherwise; "
-                         f"train both on one data-bin")
+    prepared again otherwise: another parser version's tokens, other BPE codes)."""
+    differ = text_difference(data, base_data)
+    if differ:
+        raise SystemExit(f"error: {model} trained on other text than its baseline {base} ({where}): {differ} "
+                         f"differ; a data-bin prepared again otherwise: train both on one data-bin")
 
 
 def commit():
@@ -244,12 +260,13 @@ def also_against(ev, set_name):
 
 
 def baseline_data(work, base, out=None):
-    """(the data a baseline trained on, where that was read): from its checkpoint in WORK, else from its
-    committed OUT/BASE.json (a baseline whose translations stand in for its evaluation); ({}, None) if neither
-    says."""
-    data = trained_data(os.path.join(work, "checkpoints", base))
+    """(what a baseline's checkpoint recorded of its text, where that was read): from its checkpoint in WORK,
+    else from its committed OUT/BASE.json (a baseline whose translations stand in for its evaluation); ({},
+    None) if neither says."""
+    checkpoint = scored_checkpoint(work, base)
+    data = trained_data(checkpoint)
     if data:
-        return data, os.path.join(work, "checkpoints", base)
+        return data, checkpoint
     committed = os.path.join(out, f"{base}.json") if out else None
     if committed and os.path.exists(committed):
         return json.load(open(committed, encoding="utf-8")).get("data") or {}, committed
@@ -295,7 +312,7 @@ def main(argv=None):
             row += cells
         result["uas"] = parse_uas(os.path.join(ev, "uas.txt"))
         result["training"] = training_state(os.path.join(args.work, "checkpoints", m))
-        result["data"] = trained_data(os.path.join(args.work, "checkpoints", m))
+        result["data"] = trained_data(scored_checkpoint(args.work, m))
         for other in [base] * (base != m) + also_against(ev, sets[0]):
             check_same_data(m, result["data"], other, *baseline_data(args.work, other, args.out))
         last = result["training"].get("last", {})

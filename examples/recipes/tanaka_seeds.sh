@@ -26,28 +26,38 @@ B_EN_JA="transformer_seed2 rel_seed2 dep_rel_seed2 pascal_wat_seed2 sh_seed2
          transformer_seed3 rel_seed3 dep_rel_seed3 pascal_wat_seed3 sh_seed3"
 B_JA_EN="lstm_luong_lr001_seed2 lstm_luong_lr001_seed3 cky_lstm_lr001_seed2 cky_lstm_lr001_seed3"
 
-this_cpu() { sed -n 's/^model name[[:space:]]*: *//; T; s/[[:space:]]*$//; p' /proc/cpuinfo 2> /dev/null | head -1; }
+this_cpu() { sed -n 's/^model name[[:space:]]*: *//; T; s/[[:space:]]*$//; p; q' /proc/cpuinfo 2> /dev/null; }
+
+cpu_of() {  # $1 = a results JSON: exit 0 if it ran on the CPU named $2
+  python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1])).get("machine", {}).get("cpu", "").strip() != sys.argv[2].strip())' "$1" "$2"
+}
 
 restore() {  # $1 = dataset, $2 = model: its committed run of this CPU as a finished item of the queue, if any
+  # (WORK/eval/MODEL/.restored names the JSON it came from); a restored run of another CPU is taken back, so
+  # that the queue trains the model here. Translations without .done or .restored (an evaluation at work or
+  # cut short) are left to evaluate.sh.
   local dataset=$1 model=$2 eval="$WORK_ROOT/$1/eval/$2" json cpu
-  [ ! -f "$eval/.done" ] || return 0  # trained and evaluated here
   cpu=$(this_cpu)
-  for json in "$root/examples/$dataset/results"/*/"$model.json"; do
-    [ -f "$json" ] || continue
-    if python3 -c 'import json, sys
-sys.exit(json.load(open(sys.argv[1])).get("machine", {}).get("cpu", "").strip() != sys.argv[2].strip())' \
-        "$json" "$cpu"; then
-      mkdir -p "$eval"
-      cp "$(dirname "$json")/translations/$model.txt" "$eval/hyp.txt"
-      touch "$eval/.done"
-      echo "[seeds] $dataset $model: the committed translations of this CPU ($json) stand for its evaluation"
-      return 0
-    fi
-  done
-  if [ -f "$eval/hyp.txt" ]; then  # another CPU's translations, restored by an earlier version of this script
-    rm "$eval/hyp.txt"
-    echo "[seeds] $dataset $model: no committed run from this CPU ($cpu): the queue trains it"
+  if [ -f "$eval/.restored" ]; then
+    json=$(cat "$eval/.restored")
+    if [ -f "$json" ] && cpu_of "$json" "$cpu"; then return 0; fi
+    rm -f "$eval/hyp.txt" "$eval/.done" "$eval/.restored"
+    echo "[seeds] $dataset $model: its restored run ($json) is not of this CPU ($cpu): the queue trains it"
   fi
+  [ ! -f "$eval/.done" ] || return 0  # trained and evaluated here
+  for json in "$root/examples/$dataset/results"/*/"$model.json"; do
+    [ -f "$json" ] && cpu_of "$json" "$cpu" || continue
+    if [ ! -f "$(dirname "$json")/translations/$model.txt" ]; then
+      echo "[seeds] $dataset $model: $json has no translations/$model.txt beside it: the queue trains it"; continue
+    fi
+    mkdir -p "$eval"
+    cp "$(dirname "$json")/translations/$model.txt" "$eval/hyp.txt"
+    echo "$json" > "$eval/.restored"
+    touch "$eval/.done"
+    echo "[seeds] $dataset $model: the committed translations of this CPU ($json) stand for its evaluation"
+    return 0
+  done
 }
 
 restore_all() {  # $1 = dataset, then its models: each committed run of this CPU as a finished queue item
