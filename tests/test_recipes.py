@@ -412,6 +412,9 @@ def test_a_row_trained_on_other_text_than_its_baseline_is_refused(tmp_path):
     (tmp_path / "work" / "eval" / "cky_own" / "checkpoint.txt").write_text(
         str(tmp_path / "work" / "checkpoints" / "cky" / "checkpoint_best.pt") + "\n")
     assert results_table.trained_data(results_table.scored_checkpoint(work, "cky_own")) == cky
+    (tmp_path / "work" / "eval" / "lstm").mkdir()
+    (tmp_path / "work" / "eval" / "lstm" / "checkpoint.txt").write_text("/moved/away/checkpoint_best.pt\n")
+    assert results_table.trained_data(results_table.scored_checkpoint(work, "lstm")) == lstm  # its own folder
     out = tmp_path / "out"
     out.mkdir()
     (out / "base.json").write_text(json.dumps({"data": cky}))  # a committed baseline, its checkpoint gone
@@ -574,6 +577,8 @@ def test_a_seed_baseline_stands_in_only_for_its_own_cpu(tmp_path):
     assert (lstm / "hyp.txt").read_text() == "intel-xeon\n" and (lstm / ".done").exists(), out
     out = run_restore("lstm_seed2", "AMD EPYC 7B13")  # the work folder moved to another CPU
     assert "is not of this CPU" in out and not (lstm / "hyp.txt").exists() and not (lstm / ".done").exists()
+    run_restore("lstm_seed2", "")  # no CPU name read (no "model name" line): matches no run
+    assert not (lstm / ".done").exists()
     out = run_restore("transformer_seed2", "AMD EPYC 7B13")
     done = work / "tanaka-ja-en" / "eval" / "transformer_seed2"
     assert (done / "hyp.txt").read_text() == "amd-epyc\n" and (done / ".done").exists(), out
@@ -603,7 +608,8 @@ def test_a_new_work_folder_trains_only_the_seeds_not_committed_from_this_cpu(tmp
     assert "no translations/sh_seed3.txt beside it" in out
     p = run(["bash", os.path.join(ROOT, "examples", "recipes", "tanaka_seeds.sh"), "list"])
     queued = p.stdout.split()
-    for name in ("restore_all tanaka-ja-en $A", "restore_all tanaka-en-ja $B_EN_JA", "restore_all tanaka-ja-en $B_JA_EN"):
+    for name in ("restore_all tanaka-ja-en $A", "restore_all tanaka-en-ja $B_EN_JA",
+                 "restore_all tanaka-ja-en $B_JA_EN"):
         assert name in text, name  # each queue restores its whole list before it starts
     assert "cky_lstm_lr001_seed2" in queued and "cky_lstm_lr001_seed3" in queued
 

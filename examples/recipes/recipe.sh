@@ -457,7 +457,10 @@ recipe_evaluate() {
   [ "$SAMPLE" = 1 ] && cpu=(--cpu --max-len-a 1.2 --max-len-b 4)
   mkdir -p "$out"
   # the checkpoint decoded: results_table.py reads what it recorded of the text it trained on
-  [ "${DRY_RUN:-0}" = 1 ] || realpath "$ck" > "$out/checkpoint.txt"
+  if [ "${DRY_RUN:-0}" != 1 ]; then
+    realpath "$ck" > "$out/checkpoint.txt" || die "could not write $out/checkpoint.txt"
+    rm -f "$out/.restored"  # evaluated here: no longer a committed run standing in (tanaka_seeds.sh)
+  fi
   local -a decode; words decode "${DECODE[$m]:---beam 4 --lenpen 0.6}"
   pipeline_generate "$out" "$DATA_WORK/$v/data-bin" "$ck" --task "${TASK[$m]:-syntax_translation}" \
     --source-lang "$SRC" --target-lang "$TGT" "${decode[@]}" --batch-size 64 --required-batch-size-multiple 1 \

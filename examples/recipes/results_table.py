@@ -101,7 +101,9 @@ def scored_checkpoint(work, model):
     another's, CHECKPOINT_OF), else the model's own best, else last, checkpoint; None if none is found."""
     record = os.path.join(work, "eval", model, "checkpoint.txt")
     if os.path.exists(record):
-        return open(record, encoding="utf-8").read().strip() or None
+        path = open(record, encoding="utf-8").read().strip()
+        if path and os.path.exists(path):  # else moved or pruned: the model's own folder, if any
+            return path
     for name in ("checkpoint_best.pt", "checkpoint_last.pt"):
         path = os.path.join(work, "checkpoints", model, name)
         if os.path.exists(path):

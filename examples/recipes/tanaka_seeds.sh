@@ -28,19 +28,20 @@ B_JA_EN="lstm_luong_lr001_seed2 lstm_luong_lr001_seed3 cky_lstm_lr001_seed2 cky_
 
 this_cpu() { sed -n 's/^model name[[:space:]]*: *//; T; s/[[:space:]]*$//; p; q' /proc/cpuinfo 2> /dev/null; }
 
-cpu_of() {  # $1 = a results JSON: exit 0 if it ran on the CPU named $2
+cpu_of() {  # $1 = a results JSON: exit 0 if it ran on the CPU named $2 (a name: none matches no name)
+  [ -n "$2" ] || return 1
   python3 -c 'import json, sys
 sys.exit(json.load(open(sys.argv[1])).get("machine", {}).get("cpu", "").strip() != sys.argv[2].strip())' "$1" "$2"
 }
 
 restore() {  # $1 = dataset, $2 = model: its committed run of this CPU as a finished item of the queue, if any
-  # (WORK/eval/MODEL/.restored names the JSON it came from); a restored run of another CPU is taken back, so
-  # that the queue trains the model here. Translations without .done or .restored (an evaluation at work or
-  # cut short) are left to evaluate.sh.
+  # (WORK/eval/MODEL/.restored names the JSON it came from, in the repository); a restored run of another
+  # CPU is taken back, so that the queue trains the model here. Translations without .done or .restored (an
+  # evaluation at work or cut short) are left to evaluate.sh, which removes .restored when it evaluates here.
   local dataset=$1 model=$2 eval="$WORK_ROOT/$1/eval/$2" json cpu
   cpu=$(this_cpu)
   if [ -f "$eval/.restored" ]; then
-    json=$(cat "$eval/.restored")
+    json="$root/$(cat "$eval/.restored")"
     if [ -f "$json" ] && cpu_of "$json" "$cpu"; then return 0; fi
     rm -f "$eval/hyp.txt" "$eval/.done" "$eval/.restored"
     echo "[seeds] $dataset $model: its restored run ($json) is not of this CPU ($cpu): the queue trains it"
@@ -53,7 +54,7 @@ restore() {  # $1 = dataset, $2 = model: its committed run of this CPU as a fini
     fi
     mkdir -p "$eval"
     cp "$(dirname "$json")/translations/$model.txt" "$eval/hyp.txt"
-    echo "$json" > "$eval/.restored"
+    echo "${json#"$root"/}" > "$eval/.restored"  # relative to the repository, which may move
     touch "$eval/.done"
     echo "[seeds] $dataset $model: the committed translations of this CPU ($json) stand for its evaluation"
     return 0
