@@ -422,6 +422,39 @@ def test_a_row_trained_on_other_text_than_its_baseline_is_refused(tmp_path):
     assert results_table.baseline_data(work, "base") == ({}, None)
 
 
+def test_a_training_resumed_on_a_data_bin_prepared_again_otherwise_is_refused(tmp_path):
+    """recipe.sh trained_on: a model's first start records its data-bin's token dictionaries and BPE codes
+    (WORK/checkpoints/MODEL/trained_on.txt); a resumed training whose data-bin holds other ones (prepared again
+    otherwise, the same dictionary sizes) stops naming the files, before fairseq would go on on other text. A
+    training begun before the record is not held to it; results_table.py reads the record for any task."""
+    import torch
+
+    data_bin, ck = tmp_path / "main" / "data-bin", tmp_path / "checkpoints" / "lstm"
+    data_bin.mkdir(parents=True)
+    for name, text in (("dict.ja.txt", "a 1\n"), ("dict.en.txt", "b 1\n"), ("dict.ja.labels.txt", "nsubj 1\n"),
+                       ("bpe.codes", "a b\n")):
+        (data_bin / name).write_text(text)
+
+    def train():
+        return run(["bash", "-c", f'{sourced("tanaka-ja-en")} trained_on "{data_bin}" "{ck}"; echo went on'],
+                   check=False)
+
+    assert train().stdout.strip().endswith("went on")
+    assert sorted(line.split()[1] for line in (ck / "trained_on.txt").read_text().splitlines()) == [
+        "bpe.codes", "dict.en.txt", "dict.ja.txt"]  # the parses' labels are not the text
+    torch.save({"cfg": {"task": {"data": str(data_bin)}}, "task_state": {}}, ck / "checkpoint_last.pt")
+    (data_bin / "dict.ja.labels.txt").write_text("obj 1\n")  # other parses, the same text: goes on
+    assert train().stdout.strip().endswith("went on")
+    recorded = results_table.trained_data(str(ck / "checkpoint_last.pt"))
+    assert recorded["variant"] == "main" and sorted(recorded["files"]) == ["bpe.codes", "dict.en.txt", "dict.ja.txt"]
+    (data_bin / "bpe.codes").write_text("a c\n")  # prepared again otherwise
+    p = train()
+    assert p.returncode == 1 and "went on" not in p.stdout, p.stdout + p.stderr
+    assert f"{data_bin} is not the data-bin {ck} was trained on: bpe.codes differ" in p.stderr, p.stderr
+    (ck / "trained_on.txt").unlink()  # a training begun before the record: not held to it, nor recorded now
+    assert train().stdout.strip().endswith("went on") and not (ck / "trained_on.txt").exists()
+
+
 def test_results_table_reads_both_parse_head_figures(tmp_path):
     """parse_uas keeps induce-parses' UAS per side and, for a decoder head, its UAS on the words whose head
     precedes them (the lines as fairseq-syntax-induce-parses prints them)."""

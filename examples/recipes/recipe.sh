@@ -407,6 +407,25 @@ end (this run would read data-bins being rewritten)" "${2:-}"
   fi
 }
 
+# What a model trains on, written at its first start to WORK/checkpoints/MODEL/trained_on.txt: the SHA-256 of the
+# data-bin's token dictionaries and BPE codes (sha256sum's lines). A training resumed on a data-bin prepared
+# again otherwise (other tokens or codes, dictionaries of the same sizes) would go on silently on other text:
+# refused, naming the files that differ. results_table.py records it for models whose task keeps no digests in
+# its checkpoints (fairseq's translation task: the LSTMs). A training begun before the record is not held to it.
+trained_on() {  # $1 = the data-bin, $2 = the model's checkpoint folder
+  local now old f
+  now=$(cd "$1" && for f in dict.*.txt *codes*; do
+          [ -f "$f" ] && [[ $f != *.labels.txt ]] && sha256sum "$f"; done; true)
+  if [ -f "$2/trained_on.txt" ]; then
+    old=$(cat "$2/trained_on.txt")
+    [ "$old" = "$now" ] || die "$1 is not the data-bin $2 was trained on: $(diff <(echo "$old") <(echo "$now") \
+| sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u | tr '\n' ' ')differ from $2/trained_on.txt; train on the data-bin it \
+started on, or remove $2 to train it again"
+  elif [ ! -f "$2/checkpoint_last.pt" ]; then
+    mkdir -p "$2"; printf '%s\n' "$now" > "$2/trained_on.txt"
+  fi
+}
+
 recipe_train() {
   model_of "${1:-}"
   local m=$1; shift
@@ -438,6 +457,7 @@ recipe_train() {
   fi
   cmd=(--task "${TASK[$m]:-syntax_translation}" --source-lang "$SRC" --target-lang "$TGT" "${opts[@]}" "${batch[@]}"
        --log-format simple --log-interval 100 "${sample[@]}" "${extra[@]}" "$@")
+  [ "${DRY_RUN:-0}" = 1 ] || trained_on "$bin" "$WORK/checkpoints/$m"
   PIPELINE_ANNOUNCE=log PIPELINE_DRY_RUN=${DRY_RUN:-0} pipeline_train - "$bin" "$WORK/checkpoints/$m" "${cmd[@]}"
 }
 

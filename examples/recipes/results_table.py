@@ -67,8 +67,9 @@ def trained_data(checkpoint):
     """What a checkpoint recorded of the text it was trained on, when it was trained (the task state's digests,
     fairseq_syntax.tasks.syntax_translation): {"variant": its data-bin's folder (the recipes'
     WORK/VARIANT/data-bin, from cfg.task.data), "dictionaries": {dict.LANG.txt: digest of its symbols},
-    "bpe_codes": {LANG: SHA-256 of the codes}}; the parses' label dictionaries are left out. {} without a
-    checkpoint or for one saved before the digests (or by another task)."""
+    "bpe_codes": {LANG: SHA-256 of the codes}, "files": {data-bin file: SHA-256} (the recipe's trained_on.txt
+    beside it, written at the training's first start, for any task)}; the parses' label dictionaries are left
+    out. {} without a checkpoint or for one that records none of these."""
     if not checkpoint or not os.path.exists(checkpoint):
         return {}
     return dict(_trained_data(os.path.realpath(checkpoint)))
@@ -85,14 +86,20 @@ def _trained_data(checkpoint):
     state = ck.get("task_state") or {}
     dictionaries = {k: v for k, v in (state.get(SAVED_DICTIONARIES) or {}).items() if not k.endswith(".labels.txt")}
     codes = dict(state.get(SAVED_BPE_CODES) or {})
-    if not dictionaries and not codes:
+    files = {}  # the recipe's record at the training's first start (recipe.sh trained_on): any task
+    record = os.path.join(os.path.dirname(checkpoint), "trained_on.txt")
+    if os.path.exists(record):
+        for line in open(record, encoding="utf-8"):
+            digest, _, name = line.strip().partition("  ")
+            if name:
+                files[name] = digest
+    if not dictionaries and not codes and not files:
         return ()
     data = str(((ck.get("cfg") or {}).get("task") or {}).get("data") or "").split(":")[0]
     out = {"variant": os.path.basename(os.path.dirname(os.path.normpath(data))) if data else None}
-    if dictionaries:
-        out["dictionaries"] = dictionaries
-    if codes:
-        out["bpe_codes"] = codes
+    for key, value in (("dictionaries", dictionaries), ("bpe_codes", codes), ("files", files)):
+        if value:
+            out[key] = value
     return tuple(out.items())
 
 
@@ -118,7 +125,7 @@ def text_difference(data, other):
     data, other = data or {}, other or {}
     if not data or not other or data.get("variant") != other.get("variant"):
         return None
-    for key, what in (("dictionaries", "dictionary"), ("bpe_codes", "BPE codes")):
+    for key, what in (("dictionaries", "dictionary"), ("bpe_codes", "BPE codes"), ("files", "file")):
         mine, theirs = data.get(key) or {}, other.get(key) or {}
         for k in sorted(k for k in mine if k in theirs and mine[k] != theirs[k]):
             return f"{what} {k} ({mine[k][:12]}, {theirs[k][:12]})"
