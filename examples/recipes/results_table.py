@@ -328,7 +328,7 @@ def main(argv=None):
         row += [fmt(result["uas"].get("encoder")), fmt(result["uas"].get("decoder")), str(last.get("updates", "-")),
                 fmt(last["train_seconds"] / 3600, 2) if "train_seconds" in last else "-"]
         print("| " + " | ".join(row) + " |")
-        for other in also_against(ev, sets[0]):  # evaluate.sh's ALSO_AGAINST: the same translations against another baseline
+        for other in also_against(ev, sets[0]):  # ALSO_AGAINST: the same translations against another baseline
             result.setdefault("also_against", {})[other] = {}
             row = [m, other]
             for s in sets:
