@@ -41,18 +41,25 @@ def parse_uas(path):
     return uas
 
 
-def training_state(ckpt_dir):
-    """Updates, cumulative training seconds, and the scored (best) checkpoint's epoch and validation NLL."""
+@functools.lru_cache(maxsize=2)
+def load_checkpoint(path):
+    """A checkpoint read once for training_state and trained_data, which read the scored one in turn (the last
+    two kept: a row's last and best)."""
     import torch
 
     import fairseq_syntax.plugin  # noqa: F401  (allow-lists the globals fairseq checkpoints pickle)
 
+    return torch.load(path, map_location="cpu")
+
+
+def training_state(ckpt_dir):
+    """Updates, cumulative training seconds, and the scored (best) checkpoint's epoch and validation NLL."""
     state = {}
     for name, key in (("checkpoint_last.pt", "last"), ("checkpoint_best.pt", "best")):
         path = os.path.join(ckpt_dir, name)
         if not os.path.exists(path):
             continue
-        ck = torch.load(path, map_location="cpu")
+        ck = load_checkpoint(os.path.realpath(path))
         extra = ck.get("extra_state") or {}
         itr = extra.get("train_iterator") or {}
         entry = {"epoch": itr.get("epoch"), "updates": (ck.get("optimizer_history") or [{}])[-1].get("num_updates"),
@@ -77,12 +84,9 @@ def trained_data(checkpoint):
 
 @functools.lru_cache(maxsize=None)
 def _trained_data(checkpoint):
-    import torch
-
-    import fairseq_syntax.plugin  # noqa: F401  (allow-lists the globals fairseq checkpoints pickle)
     from fairseq_syntax.tasks.syntax_translation import SAVED_BPE_CODES, SAVED_DICTIONARIES
 
-    ck = torch.load(checkpoint, map_location="cpu")
+    ck = load_checkpoint(checkpoint)
     state = ck.get("task_state") or {}
     dictionaries = {k: v for k, v in (state.get(SAVED_DICTIONARIES) or {}).items() if not k.endswith(".labels.txt")}
     codes = dict(state.get(SAVED_BPE_CODES) or {})
