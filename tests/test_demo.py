@@ -1,5 +1,5 @@
 """examples/demo/run.sh, the README's first command: it runs to its end at tiny sizes and writes its record
-(examples/demo/record.py); the figures the README prints from a demo run are a committed record's."""
+(examples/demo/record.py); the figures docs/results.md prints from a demo run are a committed record's."""
 import json
 import os
 import sys
@@ -67,13 +67,13 @@ def _minutes(seconds):
     return f"{m} min {s} s"
 
 
-def test_the_readme_prints_the_figures_of_the_demo_records_it_names():
-    """Where the README names a record's commit, the lines it shows from that run are the record's: each model's
+def test_the_results_page_prints_the_figures_of_the_demo_records_it_names():
+    """Where docs/results.md names a record's commit, the lines it shows from that run are the record's: each model's
     sacreBLEU with its difference, the parse heads' UAS lines, and the wall time."""
     records = json.load(open(RECORDS, encoding="utf-8"))
-    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    readme = open(os.path.join(ROOT, "docs", "results.md"), encoding="utf-8").read()
     named = [r for r in records if r["commit"] and r["commit"][:7] in readme]
-    assert named, "the README names no demo record's commit"
+    assert named, "docs/results.md names no demo record's commit"
     for r in named:
         assert r["changed_files"] == 0, r["commit"]  # the run was of the commit it names
         if r["settings"]["seed"] == 1:  # the printed block

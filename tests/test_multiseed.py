@@ -64,10 +64,10 @@ def test_a_row_of_the_committed_json_is_what_the_bootstrap_gives_today():
         assert got[metric]["difference"] == pytest.approx(row["metrics"][metric]["difference"], abs=1e-9)
 
 
-def test_the_readmes_reading_quotes_p_values_and_spreads_the_multiseed_json_gives():
-    """Every p and every ± of the README's "What it says" bullets is one of the committed multi-seed JSON's
-    (pooled or same-seed-and-CPU p, a run pool's sd), so the prose cannot drift from the table when a seed
-    lands."""
+def test_the_readings_quote_p_values_and_spreads_the_multiseed_json_gives():
+    """Every p and every ± of docs/results.md's "What it says" bullets and of the README's advice is one of the
+    committed multi-seed JSON's (pooled or same-seed-and-CPU p, a run pool's sd), so the prose cannot drift from
+    the table when a seed lands."""
     import re
 
     ps, sds = set(), set()
@@ -80,10 +80,13 @@ def test_the_readmes_reading_quotes_p_values_and_spreads_the_multiseed_json_give
                 if "p_value" in m:
                     ps.add(f"{m['p_value']:.3f}")
                 sds.update(f"{m[k]:.2f}" for k in ("sd", "baseline_sd") if m.get(k) is not None)
+    results = open(os.path.join(ROOT, "docs", "results.md"), encoding="utf-8").read()
+    section = results[results.index("What it says"):results.index("The full tables")]
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
-    section = readme[readme.index("What it says"):readme.index("The full tables")]
+    advice = readme[readme.index("Which model first"):readme.index("## Quickstart")]
     quoted_p, quoted_sd = re.findall(r"\bp (0\.\d{3})", section), re.findall(r"± (\d+\.\d\d)", section)
-    assert len(quoted_p) >= 10 and len(quoted_sd) >= 4
+    assert len(quoted_p) >= 10 and len(quoted_sd) >= 4 and re.findall(r"\bp (0\.\d{3})", advice)
+    quoted_p += re.findall(r"\bp (0\.\d{3})", advice)
     assert [p for p in quoted_p if p not in ps] == [] and [s for s in quoted_sd if s not in sds] == []
 
 

@@ -1,5 +1,5 @@
-"""The demo's figures as a record (examples/demo/run.sh calls it), so that what the README prints from a demo run
-is a committed JSON's, not a transcript's:
+"""The demo's figures as a record (examples/demo/run.sh calls it), so that what docs/results.md prints from a
+demo run is a committed JSON's, not a transcript's:
 
     python examples/demo/record.py score DIR    # step 4: sacreBLEU of each model and the parse heads' UAS,
                                                 # printed as the demo's lines and kept in DIR/scores.json
@@ -8,7 +8,7 @@ is a committed JSON's, not a transcript's:
                                                 # CPU, the commit, the versions); --append FILE adds it to
                                                 # the list in FILE (examples/demo/records.json is the committed one)
 
-The README's demo figures and its wall time are those of the record whose commit it names
+docs/results.md's demo figures and its wall time are those of the record whose commit it names
 (tests/test_demo.py). sacreBLEU is the recipes' (tokenize 13a, as ``sacrebleu REF -i HYP -m bleu``); the UAS
 lines are fairseq-syntax-induce-parses' own.
 """

@@ -24,7 +24,7 @@
 #   DEMO_TRAIN     synthetic training sentence pairs   [20000]
 #   DEMO_SEED      corpus and training seed            [1]
 #   DEMO_TEST      test sentences (and valid)          [500]
-#   DEMO_RECORD    a JSON list to add this run's record to, e.g. examples/demo/records.json (the README's
+#   DEMO_RECORD    a JSON list to add this run's record to, e.g. examples/demo/records.json (docs/results.md's
 #                  figures are a record's there); the record is always in DEMO_DIR/demo.json
 #                  (examples/demo/record.py: the scores, each step's wall seconds, the CPU, the commit)
 set -euo pipefail
