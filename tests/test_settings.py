@@ -6,6 +6,7 @@ After a deliberate change of the table: ``python tests/test_settings.py --write`
 (tests/data/training_settings.json) and docs/settings.md; say in the commit which trained results it affects."""
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -132,6 +133,74 @@ def test_the_command_line():
         bad = run([tool("fairseq-syntax-settings"), *argv], check=False)
         assert bad.returncode == 2 and bad.stderr.startswith("error: ") and message in bad.stderr, bad.stderr
         assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_batch_on_n_gpus():
+    """The per-GPU batch and --update-freq: the recipe's batch exactly where G x update-freq divides it, else
+    rounded up by less than that and said; never more than --max-tokens per GPU; the fewest accumulations."""
+    from fairseq_syntax.errors import OptionError
+    from fairseq_syntax.recipes.gpu_batch import split_batch
+
+    exact = split_batch("tokens:25000", 4)
+    assert (exact.options, exact.describe()) == ("--max-tokens 3125 --update-freq 2", "4 x 2 x 3125 = 25000 tokens")
+    assert split_batch("tokens:32000", 1).options == "--max-tokens 4000 --update-freq 8"
+    over = split_batch("tokens:8192", 3)
+    assert over.options == "--max-tokens 2731 --update-freq 1"
+    assert over.describe() == ("3 x 1 x 2731 = 8193 tokens (1 over 8192: 3 GPUs x update-freq 1 = 3 does not divide "
+                               "8192)")
+    assert split_batch("sentences:128", 3).describe().startswith("3 x 1 x 43 = 129 sentences (1 over 128")
+    assert split_batch("tokens:4096", 1, max_tokens=1000).options == "--max-tokens 820 --update-freq 5"
+    for n in (1, 999, 4096, 6000, 12000, 25000, 32000, 100003):
+        for gpus in (1, 2, 3, 4, 7, 8, 64):
+            for cap in (500, 4096):
+                b = split_batch(f"tokens:{n}", gpus, cap)
+                assert b.per_gpu <= cap and gpus * cap * (b.update_freq - 1) < n <= b.per_update
+                assert b.per_update - n < gpus * b.update_freq and ("over" in b.describe()) == (b.per_update != n)
+    for bad, message in ((("tokens:x", 4), "tokens:N or sentences:N"), (("tokens:100", 0), "--gpus 0")):
+        with pytest.raises(OptionError, match=message):
+            split_batch(*bad)
+
+
+def test_the_recipes_pass_that_batch_with_gpus_and_max_tokens():
+    """examples/recipes/recipe.sh with GPUS=G and MAX_TOKENS= the printed --max-tokens passes the printed options:
+    every batch of the table on 1 to 8 GPUs (and with its default MAX_TOKENS the same --update-freq)."""
+    from fairseq_syntax.recipes.gpu_batch import split_batch
+
+    batches = sorted({s.batch for d in DATASETS for z in SIZES for s in settings(d, z).values()})
+    cases = [(b, g) for b in batches for g in range(1, 9)]
+    script = f'source "{ROOT}/examples/recipes/recipe.sh"\n' + "".join(
+        f"GPUS={g} MAX_TOKENS={split_batch(b, g).per_gpu} batch_args {b}; GPUS={g} batch_args {b}\n"
+        for b, g in cases)
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True, env=env()).stdout
+    lines = out.splitlines()
+    assert len(lines) == 2 * len(cases)
+    for (b, g), given, default in zip(cases, lines[::2], lines[1::2]):
+        assert given == split_batch(b, g).options, (b, g)
+        assert default.split()[-1] == given.split()[-1], (b, g)
+
+
+def test_the_gpus_output_in_the_docs_is_the_commands():
+    """docs/distributed.md shows `fairseq-syntax-settings ... --gpus N`: each command's output as printed."""
+    with open(os.path.join(ROOT, "docs", "distributed.md"), encoding="utf-8") as f:
+        shown = re.findall(r"^\$ (fairseq-syntax-settings .*)\n((?:[^$`].*\n)+)", f.read(), re.M)
+    assert len(shown) >= 2 and all("--gpus" in command for command, _ in shown)
+    for command, output in shown:
+        printed = run([tool("fairseq-syntax-settings"), *shlex.split(command)[1:]])
+        assert printed.stdout == output, command
+
+
+def test_without_a_dataset_the_recipes_and_their_models():
+    """No DATASET: each recipe and its models' names (what `fairseq-syntax-settings DATASET MODEL` takes), as
+    text and as JSON; --bash and --gpus need a DATASET."""
+    listed = run([tool("fairseq-syntax-settings")])
+    lines = dict(line.split(": ") for line in listed.stdout.splitlines())
+    assert lines == {d: " ".join(sorted(settings(d))) for d in DATASETS}
+    assert "omote19-dep_rel" in lines["aspec-ja-en"].split()
+    as_json = json.loads(run([tool("fairseq-syntax-settings"), "--json", "--size", "base"]).stdout)
+    assert as_json == {d: sorted(settings(d, "base")) for d in DATASETS}
+    for option in (["--bash"], ["--gpus", "4"]):
+        bad = run([tool("fairseq-syntax-settings"), *option], check=False)
+        assert bad.returncode == 2 and f"{option[0]} needs a DATASET" in bad.stderr
 
 
 def test_a_recipe_stops_when_the_table_cannot_be_read(tmp_path):

@@ -1,9 +1,11 @@
 """Print the recipes' training settings (the table in fairseq_syntax/recipes): a dataset's models with
 their fairseq-train options, batch, data variant, decoding and baselines.
 
+    fairseq-syntax-settings                              # the recipes and their models' names
     fairseq-syntax-settings tanaka-ja-en                 # the models, one line each
     fairseq-syntax-settings tanaka-ja-en dep_rel --json  # one model's settings
     fairseq-syntax-settings tanaka-ja-en --bash          # what examples/tanaka-ja-en/*.sh evaluate
+    fairseq-syntax-settings wmt14-en-de --gpus 4         # the per-GPU batch and --update-freq on 4 GPUs
     fairseq-syntax-settings --markdown > docs/settings.md
 """
 import argparse
@@ -17,13 +19,15 @@ from typing import Dict
 from fairseq_syntax.cli import run
 from fairseq_syntax.errors import OptionError
 from fairseq_syntax.recipes.datasets import DATASETS, SIZES, settings
+from fairseq_syntax.recipes.gpu_batch import split_batch
 from fairseq_syntax.recipes.model_settings import ModelSettings
 
 
 def get_parser():
     p = argparse.ArgumentParser(prog="fairseq-syntax-settings", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("dataset", nargs="?", help=f"the recipe (examples/DATASET): {', '.join(sorted(DATASETS))}")
+    p.add_argument("dataset", nargs="?", help="the recipe (examples/DATASET); without one, the recipes and their "
+                   f"models: {', '.join(sorted(DATASETS))}")
     p.add_argument("models", nargs="*", metavar="MODEL", help="only these models (default: all of the recipe's)")
     p.add_argument("--size", choices=SIZES, default="cpu",
                    help="cpu: the CPU table's 3+3 layers, d 128 (Multi30k, Tanaka); base: Transformer base, the "
@@ -35,6 +39,11 @@ def get_parser():
                      "ALSO_AGAINST, CHECKPOINT_OF) for examples/recipes/recipe.sh to evaluate")
     out.add_argument("--markdown", action="store_true",
                      help="the page docs/settings.md: every recipe's table (no DATASET)")
+    out.add_argument("--gpus", type=int, metavar="N",
+                     help="each model's per-GPU batch and --update-freq that make its batch per update on N GPUs "
+                     "(docs/distributed.md)")
+    p.add_argument("--max-tokens", type=int, default=4096, metavar="M",
+                   help="with --gpus: the most tokens one GPU's batch may hold (the recipe's MAX_TOKENS) [4096]")
     return p
 
 
@@ -63,6 +72,24 @@ def bash(table: Dict[str, ModelSettings]) -> str:
     return "\n".join(lines)
 
 
+def listing(size: str) -> str:
+    """Every recipe and its models' names, one recipe a line."""
+    return "\n".join(f"{d}: {' '.join(sorted(settings(d, size)))}" for d in sorted(DATASETS))
+
+
+def on_gpus(dataset: str, table: Dict[str, ModelSettings], gpus: int, max_tokens: int) -> str:
+    """Each model's batch per update and the fairseq-train options that make it on ``gpus`` GPUs, in columns."""
+    rows = []
+    for m, s in table.items():
+        b = split_batch(s.batch, gpus, max_tokens)
+        rows.append((m, s.batch, b.options, b.describe()))
+    head = f"# {dataset} on {gpus} GPU{'s' * (gpus > 1)}"
+    if any(s.batch.startswith("tokens:") for s in table.values()):
+        head += f", at most {max_tokens} tokens per GPU batch (train.sh: GPUS={gpus} MAX_TOKENS=its --max-tokens)"
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    return "\n".join([head] + ["  ".join(c.ljust(w) for c, w in zip(r, widths + [0])).rstrip() for r in rows])
+
+
 def _code(words) -> str:
     return "`" + shlex.join(words).replace("|", "\\|") + "`"
 
@@ -72,9 +99,11 @@ def markdown() -> str:
            "Every model of every recipe (`examples/DATASET/train.sh MODEL`) with the options it trains with. "
            "Written by `python tests/test_settings.py --write` from the one table of training settings, "
            "`fairseq_syntax/recipes/` (do not edit this page: `tests/test_settings.py` checks it). "
-           "`fairseq-syntax-settings DATASET MODEL --json` prints one entry.", "",
+           "`fairseq-syntax-settings DATASET MODEL --json` prints one entry, `fairseq-syntax-settings` alone the "
+           "recipes and their models' names.", "",
            "The recipe adds the data-bin, `--task`, the language pair, `--save-dir` and the batch "
-           "(`tokens:N` is `--max-tokens`, `sentences:N` `--batch-size`, split over GPUs with `--update-freq`). "
+           "(`tokens:N` is `--max-tokens`, `sentences:N` `--batch-size`, split over GPUs with `--update-freq`: "
+           "`fairseq-syntax-settings DATASET --gpus N` and [distributed.md](distributed.md)). "
            "`MODEL_seedN` is MODEL with `--seed N` against its baseline's seed N. A model with a checkpoint of "
            "another is that model decoded another way (nothing to train). Preparation (BPE, parsers, "
            "filters: the data variants) is in each dataset's `config.sh`. The recipes with two sizes take "
@@ -113,9 +142,17 @@ def main(argv=None):
         sys.stdout.write(markdown())
         return
     if not args.dataset:
-        p.error(f"give a DATASET: {', '.join(sorted(DATASETS))}")
+        if args.bash or args.gpus is not None:
+            p.error(f"--{'bash' if args.bash else 'gpus'} needs a DATASET: {', '.join(sorted(DATASETS))}")
+        if args.json:
+            print(json.dumps({d: sorted(settings(d, args.size)) for d in sorted(DATASETS)}, indent=1))
+        else:
+            print(listing(args.size))
+        return
     table = select(args.dataset, args.models, args.size)
-    if args.bash:
+    if args.gpus is not None:
+        print(on_gpus(args.dataset, table, args.gpus, args.max_tokens))
+    elif args.bash:
         print(bash(table))
     elif args.json:
         print(json.dumps({m: asdict(s) for m, s in table.items()}, indent=1))
