@@ -14,6 +14,7 @@ from helpers import ROOT, run
 sys.path.insert(0, os.path.join(ROOT, "examples", "gpu"))
 import device_check  # noqa: E402
 import install  # noqa: E402
+import stall_matrix  # noqa: E402
 import tanaka_base  # noqa: E402
 
 
@@ -90,7 +91,7 @@ def test_tanaka_base_table_dry_run_on_the_cpu(tmp_path):
     assert summary["scored"] == ["transformer", "dbsa_enc"]
     assert summary["decode_args"] == "--max-len-a 1.5 --max-len-b 10"
     assert summary["environment"]["device"] == "cpu" and summary["environment"]["torch"]
-    assert os.path.exists(os.path.join(out, "logs", "dbsa_enc.train.log"))  # under OUT, as they were written
+    assert sorted(os.listdir(out)) == ["tanaka_base.json", "tanaka_base.tar.gz"]  # the device returns 8 files
     assert "'max_len_a': 1.5" in open(os.path.join(tmp_path / "base", "eval", "dbsa_enc", "generate.log")).read()
     with tarfile.open(os.path.join(out, "tanaka_base.tar.gz")) as tar:
         names = tar.getnames()
@@ -277,3 +278,94 @@ def test_the_lstm_presets_parity_mode_is_eval_mode_on_the_kernels_training_uses(
         torch.testing.assert_close(grads_free[n], g, rtol=1e-5, atol=1e-7, msg=n)
     torch.manual_seed(0)
     assert float(criterion(copy.deepcopy(model).train(), batch)[0]) != pytest.approx(loss, rel=1e-6)
+
+
+def _device_call():
+    """The call examples/gpu/stage.sh prints for the next GPU session (its --print: nothing built)."""
+    p = run(["bash", os.path.join(ROOT, "examples", "gpu", "stage.sh"), "--print"])
+    return json.loads(p.stdout.split("call: ", 1)[1])
+
+
+@pytest.mark.slow  # about 40 s: eight 2-update trainings through the fork server
+def test_the_staged_device_call_dry_run_on_the_cpu(tmp_path):
+    """The command stage.sh prints, run as it is on the CPU (DEVICE=cpu, the recipe's offline sample as TANAKA,
+    UPDATES=2, TMPDIR for the work, TIMING_EXTRA for a small timing step: the variables run.sh declares): the
+    timing runner writes its JSON, then the eight runs of the stall matrix train side
+    by side with their own options, the JSON parses every log, and what comes back from OUT fits the device's 8
+    files, none deeper than OUT/a/b/file."""
+    import tarfile
+
+    from test_recipes import recipe
+
+    call = _device_call()
+    assert call["carry"] == [".carry"] and len(call["command"]) < 2000 and call["timeout_s"] <= 560
+    work = str(tmp_path / "tanaka")
+    recipe("tanaka-ja-en", "prepare", "transformer", "dbsa_enc", SAMPLE=1, WORK=work)
+    out, tmp = tmp_path / "out", tmp_path / "tmp"
+    out.mkdir()
+    tmp.mkdir()
+    timing = ("--models transformer,transformer_dbsa_enc --blocks tanaka:256 --batches 1 --rounds 1 --warmup 1 "
+              "--profile-steps 0 --vocab 200")
+    variables = {**forkserver.environment(), "OUT": out, "DEVICE": "cpu", "TANAKA": work, "UPDATES": 2, "TMPDIR": tmp,
+                 "TIMING_BUDGET": 60, "TIMING_EXTRA": timing}
+    p = run(["env", *[f"{k}={v}" for k, v in variables.items()], "bash", "-c", call["command"]], check=False)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
+    report = json.load(open(out / "stall_matrix.json"))
+    runs = report["runs"]
+    assert list(runs) == list(stall_matrix.RUNS) and report["updates"] == 2
+    assert "--max-update 2 --warmup-updates 150 --no-save" in report["common_args"] and "--cpu" in report["common_args"]
+    for name, r in runs.items():
+        s = r["summary"]
+        assert r["exit"] == 0 and s["updates"] == 2 and s["valid_nll"] > 0, name
+        assert s["rows"][-1]["update"] == 2 and s["rows"][-1]["nll"] > 0 and s["rows"][-1]["gnorm"] > 0, name
+    assert runs["dbsa_enc_fp16_lambda05"]["args"] == "--seed 1 --dependency-lambda-enc 0.5"
+    assert runs["dbsa_enc_fp16_warmup275"]["args"] == "--seed 1 --warmup-updates 275"
+    assert runs["dbsa_enc_fp32_s2"]["args"] == "--seed 2" and runs["transformer_fp16"]["model"] == "transformer"
+    with tarfile.open(out / "stall_matrix_logs.tar.gz") as tar:
+        assert {f"logs/{n}.log" for n in runs} <= set(tar.getnames())
+    # the parse loss's weight reached the criterion, the seed the model, the warm-up the schedule
+    logs = {n: open(tmp / "stall-matrix" / "logs" / f"{n}.log").read() for n in runs}
+    assert "dependency_lambda_enc=0.5" in logs["dbsa_enc_fp16_lambda05"]
+    assert "warmup_updates=275" in logs["dbsa_enc_fp16_warmup275"] and "warmup_updates=150" in logs["dbsa_enc_bf16"]
+    assert "seed=2" in logs["dbsa_enc_fp32_s2"] and "dep_enc_loss" not in logs["transformer_fp16"]
+    returned = [os.path.relpath(os.path.join(d, f), out) for d, _, files in os.walk(out) for f in files]
+    assert len(returned) <= 8 and all(f.count(os.sep) <= 2 for f in returned), returned
+    assert "run.log" in returned and "stall_matrix.py on cpu" in (out / "run.log").read_text()
+    timed = json.load(open(out / "paired_timing.json"))  # the speed and memory step ran before, in its own time
+    assert timed["setting"]["models"] == ["transformer", "transformer_dbsa_enc"] and "paired_timing.log" in returned
+
+
+def test_the_stall_matrix_runs_carry_their_precision_and_the_overflow_logging_on_a_gpu():
+    """On a GPU each run gets its precision's flag and the fp16 runs fairseq's overflow-by-parameter logging (both
+    options: fairseq names parameters only with unflattened gradients); the dry run on a CPU keeps the rest."""
+    gpu = {name: stall_matrix.run_args(name) for name in stall_matrix.RUNS}
+    assert gpu["dbsa_enc_fp16_s2"] == ["--fp16", "--seed", "2", "--debug-param-names", "--fp16-no-flatten-grads"]
+    assert gpu["dbsa_enc_fp32_s1"] == ["--seed", "1"] and gpu["dbsa_enc_bf16"] == ["--bf16", "--seed", "1"]
+    assert sum("--fp16" in a for a in gpu.values()) == 5 and all(
+        "--debug-param-names" in a for a in gpu.values() if "--fp16" in a)
+    assert stall_matrix.run_args("dbsa_enc_fp16_lambda05", cpu=True) == ["--seed", "1", "--dependency-lambda-enc", "0.5"]
+    assert stall_matrix.common_args(600, 150, 295).startswith("--max-update 600 --warmup-updates 150 --no-save")
+    assert "--log-interval 25 --stop-time-hours 0.08194 --num-workers 2" in stall_matrix.common_args(600, 150, 295)
+
+
+def test_the_stall_summary_reads_the_stalled_runs_log():
+    """summarise on the committed log of the stalled 600-update fp16 run: its NLL at 125, 300 and 600, its loss
+    scale halved from 16 to 1 by overflows that never grew back, its first gradient norm; and the parameters
+    fairseq names after an overflow note (a CPU fp16 run's lines)."""
+    folder, _ = _tanaka_base_run("tanaka_base_600_updates")
+    s = stall_matrix.summarise(open(os.path.join(folder, "logs", "dbsa_enc.train.log"), encoding="utf-8").read())
+    assert s["nll_at"] == {"125": 7.469, "300": 7.319, "600": 7.606} and s["valid_nll"] == 8.154
+    assert s["loss_scales"] == [[25, 16.0], [75, 8.0], [275, 4.0], [350, 2.0], [500, 1.0]]
+    assert [o["after_update"] for o in s["overflows"]] == [0, 0, 0, 71, 250, 325, 475] and s["updates"] == 600
+    assert s["gnorm_first"] == 11.21 and len(s["rows"]) == 24
+    log = "\n".join([
+        "2026-11-28 04:37:04 | INFO | train_inner | epoch 001:      2 / 9 loss=17.1, nll_loss=10.2, num_updates=2, "
+        "lr=5e-06, gnorm=7.5, loss_scale=128",
+        "2026-11-28 04:37:04 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient, "
+        "setting loss scale to: 64.0",
+        "2026-11-28 04:37:04 | INFO | fairseq.trainer | overflow in param encoder.layers.3.self_attn.parse_head.u1",
+        "2026-11-28 04:37:04 | INFO | fairseq.trainer | overflow in param encoder.embed_tokens.weight"])
+    s = stall_matrix.summarise(log)
+    assert s["overflows"] == [{"after_update": 2, "loss_scale": 64.0, "params": [
+        "encoder.layers.3.self_attn.parse_head.u1", "encoder.embed_tokens.weight"]}]
+    assert s["overflow_params"] == {"encoder.layers.3.self_attn.parse_head.u1": 1, "encoder.embed_tokens.weight": 1}

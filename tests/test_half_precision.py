@@ -1,7 +1,7 @@
 """Half precision (fp16, bf16) on the CPU, as far as torch allows there: every preset's loss terms and gradients
 finite with the model in half precision; a saturated parse head (scores beyond fp16's range), fully padded
 rows and the synchronous attention loss stay finite. What only a GPU shows (fairseq's FP16Optimizer, which
-needs CUDA, and --bf16, which fairseq maps to XLA on a CPU) is run by examples/gpu/device_check.py; the
+needs CUDA) is run by examples/gpu/device_check.py; bf16 training through the command line is test_bf16.py's; the
 memory-efficient FP16 optimizer (loss scaling) runs on the CPU in that script's dry run (test_gpu_scripts.py)."""
 import pytest
 import torch
@@ -119,3 +119,43 @@ def test_sync_loss_in_half_precision_with_a_padding_only_target(dtype):
     assert loss.dtype == torch.float32 and torch.isfinite(loss) and rows == 6
     loss.backward()
     assert all(torch.isfinite(t.grad).all() for t in (enc, dec, cross))
+
+
+def _base_parse_layer_grads(dtype, loss_scale, bsz=33, length=10, tokens_per_row=20):
+    """One DBSA encoder layer's self-attention at Transformer base (d 512, 8 heads, the 2019 head: unscaled, query
+    bias) on unit-variance inputs (a post-LN layer's input), its parse loss in fairseq's sum units (the 'arcs'
+    term: the CE sum times about 1, as at Tanaka's lengths) times ``loss_scale``, as FP16Optimizer's backward
+    takes it; the batch stands for ``tokens_per_row`` times its tokens (6,600, a Tanaka batch of 8,192 tokens),
+    its loss weighted so. The gradients (the input's too) in float32, divided by the loss scale."""
+    torch.manual_seed(7)
+    attn = SyntaxSelfAttention(512, 8, parse_head=BiaffineParseHead(64, bias="query", scaled=False)).to(dtype)
+    x = torch.randn(length, bsz, 512).to(dtype).requires_grad_()
+    padding = torch.zeros(bsz, length, dtype=torch.bool)
+    padding[::3, :3] = True  # left padding on a third of the rows
+    gold = torch.randint(3, length, (bsz, length))
+    gold[padding] = -1
+    out = attn(x, key_padding_mask=padding)
+    nll, _ = parse_head_nll(out.parse_logprobs, gold, ~padding, causal=False)
+    (nll * tokens_per_row * loss_scale).backward()
+    grads = {n: p.grad for n, p in attn.named_parameters() if p.grad is not None}
+    grads["input"] = x.grad
+    return {n: g.float() / loss_scale for n, g in grads.items()}
+
+
+def test_the_parse_heads_gradients_at_base_size_stay_finite_in_fp16_at_loss_scales_1_to_16():
+    """The candidate overflow points of DBSA's parse head under fairseq's FP16Optimizer: U1's gradient, summed over
+    every token pair of the batch in float32 and cast to the fp16 parameter's dtype, and the backward of the
+    head's float() casts of q and k (float32 gradients cast to fp16). At base size, loss scales 1 to 16 (where the
+    stalled GPU run spent its updates): every gradient finite and equal to float32's to fp16's rounding; and U1's
+    largest gradient element below q_proj's, so an fp16 overflow starts in the ordinary projections first, not
+    in the head."""
+    reference = _base_parse_layer_grads(torch.float32, 1)
+    for scale in (1, 2, 4, 8, 16):
+        grads = _base_parse_layer_grads(torch.float16, scale)
+        bad = [n for n, g in grads.items() if not torch.isfinite(g).all()]
+        assert not bad, (scale, bad)
+        for name in ("parse_head.u1", "q_proj.weight", "k_proj.weight", "input"):
+            top = reference[name].abs().max()
+            assert (grads[name] - reference[name]).abs().max() <= 2e-2 * top, (scale, name)
+    u1, q = reference["parse_head.u1"].abs().max(), reference["q_proj.weight"].abs().max()
+    assert 16 * u1 < torch.finfo(torch.float16).max / 2 and u1 < q, (float(u1), float(q))

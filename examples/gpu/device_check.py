@@ -10,8 +10,9 @@
   ``fairseq-syntax-train`` in each half precision (``--fp16``: fairseq's FP16Optimizer with loss scaling;
   ``--memory-efficient-fp16``; ``--amp``: torch's autocast with fairseq's AMP optimizer), every logged loss term
   finite, then ``fairseq-generate`` on the test split with the same precision; runs side by side, a process each.
-  Not ``--bf16``: in fairseq 0.12 it implies ``--tpu`` (options.py), so it asks for XLA on a GPU too (seen on an
-  H100: ``xm.xla_device()`` on None);
+  ``--precisions ...,bf16`` adds ``--bf16``, which ``fairseq-syntax-train`` keeps off XLA
+  (:mod:`fairseq_syntax.precision`; fairseq 0.12's own ``--bf16`` implies ``--tpu``, seen on an H100 as
+  ``xm.xla_device()`` on None); not in the default list, the one that ran on the H100;
 * ``distributed``: fairseq's distributed training through ``torchrun`` and ``fairseq-syntax-train`` on the one
   GPU: NCCL with one process, and two processes sharing the GPU over gloo (PyTorch's DDP on CUDA tensors);
   DBSA's tiny model, 5 updates, every logged term finite (the dry run: two CPU processes over gloo);
@@ -23,8 +24,8 @@
   transformer, measured first and again last (the drift).
 
 ``--device cpu --tiny`` is the dry run the test suite runs (tests/test_gpu_scripts.py): the same code on the
-CPU at tiny sizes, half precision as far as fairseq allows on a CPU (its FP16Optimizer needs CUDA and its
---bf16 means XLA there: the dry run trains --memory-efficient-fp16 and --amp). Every phase has a share of
+CPU at tiny sizes, half precision as far as fairseq allows on a CPU (its FP16Optimizer needs CUDA: the dry run
+trains --memory-efficient-fp16 and --amp). Every phase has a share of
 ``--budget`` seconds and leaves the rest of its items as "skipped (time)"; the JSON is written after each
 item, so a killed run still says what it measured.
 
@@ -543,8 +544,7 @@ def main(argv=None):
     p.add_argument("--parity-cases", default="", help="comma list of golden cases (default: all)")
     p.add_argument("--half-models", default=",".join(PAPER_MODELS), help="comma list of: " + ", ".join(PAPER_MODELS))
     p.add_argument("--precisions", default=None, help="default: fp16,memory-efficient-fp16,amp on cuda; "
-                   "memory-efficient-fp16,amp on cpu (bf16: fairseq 0.12's --bf16 implies --tpu, XLA, also on a "
-                   "GPU: options.py)")
+                   "memory-efficient-fp16,amp on cpu; bf16 also works (fairseq-syntax-train keeps it off XLA)")
     p.add_argument("--updates", type=int, default=30, help="updates of each half-precision run (default 30)")
     p.add_argument("--workers", type=int, default=None, help="half-precision runs side by side (default: cuda 8, "
                    "cpu 2)")

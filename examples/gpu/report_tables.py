@@ -2,7 +2,9 @@
 """The tables of docs/benchmarks.md's GPU section, from device_check.py's JSON.
 
 ``--part speed`` (the default), from the speed phase: each model's fp16 training step at every batch size (the
-median of the timed steps in ms, with their quartiles where the run recorded them), its peak memory and its beam-4
+median of the timed steps in ms, with their quartiles where the run recorded them), the JSON's ``peak_mem_mib``
+(``torch.cuda.max_memory_allocated`` after the timed steps: not their peak, since fairseq's Trainer resets the
+counter after every step that did not overflow, so it is about what the last step left allocated) and its beam-4
 decoding, as ratios to a reference row of the same run (fairseq's transformer; the LSTMs against lstm_luong).
 The goals (step at most 1.10x for the models with a relative-position term, 1.03x for the others; memory at most
 1.15x) are in the JSON (``speed.models.MODEL.goals``, against the first reference row), not judged here.
@@ -55,7 +57,7 @@ def markdown(report, reference):
     for t in sizes:
         head += [f"step ms, {t:,} tokens", "ratio"]
     for t in sizes:
-        head += [f"peak MiB, {t:,}", "ratio"]
+        head += [f"allocated MiB, {t:,}", "ratio"]
     head += ["beam-4 sent/s", "ratio"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for name, ref, per_size, decode in rows(report, reference):

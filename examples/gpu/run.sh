@@ -6,6 +6,9 @@
 #                                    # memory-efficient fp16 / amp training through the CLIs, speed and memory
 #                                    # at Transformer base (about 7 minutes on one H100, the install included)
 #   bash examples/gpu/run.sh table   # install, then tanaka_base.py: the Tanaka Ja->En table at Transformer base
+#   bash examples/gpu/run.sh stall   # install, then paired_timing.py (speed and peak memory, at most
+#                                    # TIMING_BUDGET s), then stall_matrix.py (eight trainings side by side, the
+#                                    # time left): the one command examples/gpu/stage.sh prepares and prints
 #
 # On your own GPU machine, in an environment with fairseq and the plugin (docs/install.md), and no carry folder:
 #   DATA=work/tanaka-ja-en/main/data-bin SRC=ja TGT=en bash examples/gpu/run.sh check
@@ -15,11 +18,15 @@
 # sides) [the carry's Tanaka, ja, en]; TANAKA (table's recipe WORK) [the carry's]; BUDGET (seconds for the
 # step; table keeps to it: give it the device time left less a minute for the start and install) [check 360
 # (with the install, about 7 minutes), table 400]; FAIRSEQ_SYNTAX_COMMIT (the commit device_check.json records where the tree has no .git); DEVICE=cpu TINY=1: the dry run on a CPU (tests/test_gpu_scripts.py); EXTRA: more
-# options of the step's script (device_check.py / tanaka_base.py --help).
+# options of the step's script (device_check.py / tanaka_base.py / stall_matrix.py --help). stall only:
+# BUDGET is counted from this script's start (the install included) [530]; TIMING_BUDGET (seconds for
+# paired_timing.py, killed past it; the matrix gets what is left) [150]; TIMING_EXTRA (more paired_timing.py
+# options: the dry run's smaller blocks); UPDATES (each training's) [600].
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-step=${1:?usage: run.sh check|table}
+step=${1:?usage: run.sh check|table|stall}
+started=$(date +%s)
 OUT="${OUT:-$ROOT/gpu-out}"
 CARRY="${CARRY:-$ROOT/.carry}"
 SITE="${SITE:-/tmp/site}"
@@ -58,5 +65,24 @@ case $step in
     say "tanaka_base.py on $DEVICE"
     $python "$ROOT/examples/gpu/tanaka_base.py" --data "${TANAKA:-$CARRY/tanaka}" --out "$OUT" \
       --budget "${BUDGET:-400}" "${cpu[@]}" "${extra[@]}" ;;
-  *) echo "usage: run.sh check|table" >&2; exit 2 ;;
+  stall)
+    deadline=$(( started + ${BUDGET:-530} ))
+    cpu=(); tiny=(); [ "$DEVICE" = cpu ] && cpu=(--cpu --size cpu) && tiny=(--tiny)
+    timing="$ROOT/examples/gpu/paired_timing.py" tlog="${TMPDIR:-/tmp}/paired_timing.log" tbudget=${TIMING_BUDGET:-150}
+    read -r -a textra <<< "${TIMING_EXTRA:-}"
+    if [ -f "$timing" ]; then  # OUT/paired_timing.json (rewritten after each block) and its log come back
+      say "paired_timing.py on $DEVICE, at most $tbudget s"
+      code=0
+      timeout -k 10 "$tbudget" $python "$timing" --device "$DEVICE" --out "$OUT" --budget $(( tbudget - 20 )) \
+        "${tiny[@]}" "${textra[@]}" > "$tlog" 2>&1 || code=$?
+      [ "$code" = 0 ] || say "paired_timing.py: exit $code (124: killed at $tbudget s); the matrix runs on"
+      tail -c 20000 "$tlog" > "$OUT/paired_timing.log"
+    else
+      say "no $timing: the speed and memory step is skipped"
+    fi
+    left=$(( deadline - $(date +%s) ))
+    say "stall_matrix.py on $DEVICE: $left s left of BUDGET ${BUDGET:-530}"
+    $python "$ROOT/examples/gpu/stall_matrix.py" --data "${TANAKA:-$CARRY/tanaka}" --out "$OUT" --budget "$left" \
+      --updates "${UPDATES:-600}" "${cpu[@]}" "${extra[@]}" ;;
+  *) echo "usage: run.sh check|table|stall" >&2; exit 2 ;;
 esac

@@ -18,9 +18,9 @@ seconds left for training; it validates and saves as at its last update) and is 
 evaluation is killed at the time left before collecting. Decoding caps its length (``--max-len-a 1.5
 --max-len-b 10``: an undertrained model would loop to 200 tokens at beam 4). OUT/tanaka_base.json is written
 after every phase (the setting, the machine and commit, each model's updates, times and exit), the logs go
-to OUT/logs as they are written, and each scored model's JSON and translations to OUT/results: a command
-killed at the device's limit still hands back what it did. OUT/tanaka_base.tar.gz packs OUT/results and OUT/logs
-at the end (a device that returns a few files a command returns the archive whole).
+to WORK/logs and each scored model's JSON and translations to WORK/results, and OUT/tanaka_base.tar.gz packs
+both after each phase: OUT holds two files (a device returns 8 files a command, none deeper than OUT/a/b/file),
+and a command killed at the device's limit still hands back what it did.
 """
 import argparse
 import json
@@ -172,8 +172,17 @@ def main(argv=None):
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(args.data, work)
     os.makedirs(args.out, exist_ok=True)
-    logs = os.path.join(args.out, "logs")  # under OUT as they are written: a killed command still hands them back
+    logs = os.path.join(work, "logs")  # outside OUT: packed into its archive after each phase
     os.makedirs(logs, exist_ok=True)
+    folder = os.path.join(work, "results")
+
+    def pack():
+        with tarfile.open(os.path.join(args.out, "tanaka_base.tar.gz.tmp"), "w:gz") as tar:
+            if os.path.isdir(folder):
+                tar.add(folder, arcname="results")
+            tar.add(logs, arcname="logs")  # every model's logs, scored or not
+        os.replace(os.path.join(args.out, "tanaka_base.tar.gz.tmp"), os.path.join(args.out, "tanaka_base.tar.gz"))
+
     train_seconds = args.budget - AFTER_TRAINING - START
     n, why = updates_for(models, args.speed, train_seconds, args.updates, args.precision, args.size)
     warmup = max(1, n // 4)
@@ -198,6 +207,7 @@ def main(argv=None):
         summary["train"][m] = {"exit": code, "seconds": seconds}
         log(f"trained {m}: exit {code}, {seconds} s")
     write_summary(args.out, summary, start)
+    pack()
     trained = [m for m in models if done[m][0] == 0]
     left = lambda: deadline - time.time() - COLLECT  # noqa: E731
     evaluate = lambda m: run(["bash", os.path.join(recipe, "evaluate.sh"), m, *decode.split()],  # noqa: E731
@@ -212,18 +222,15 @@ def main(argv=None):
         summary["evaluate"][m] = {"exit": code, "seconds": seconds}
         log(f"evaluated {m}: exit {code}, {seconds} s")
     write_summary(args.out, summary, start)
+    pack()
     scored = [m for m in models if results.get(m, (1,))[0] == 0]
-    folder = os.path.join(args.out, "results")
     if scored:
         table = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "recipes", "results_table.py"),
                                 "--work", work, "--models", *scored, "--ribes", "--out", folder],
                                capture_output=True, text=True, env=env)
         summary["table"] = table.stdout
         log("table:\n" + table.stdout + table.stderr[-2000:])
-    with tarfile.open(os.path.join(args.out, "tanaka_base.tar.gz"), "w:gz") as tar:
-        if os.path.isdir(folder):
-            tar.add(folder, arcname="results")
-        tar.add(logs, arcname="logs")  # every model's logs, scored or not: the device returned 8 files a command
+    pack()
     summary["scored"] = scored
     write_summary(args.out, summary, start)
     log(f"done in {summary['seconds']} s: {len(scored)} of {len(models)} models scored")
