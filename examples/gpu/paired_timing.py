@@ -308,7 +308,7 @@ def run_block(trainers, names, regime, tokens, args, deadline, timer, counter):
     block["memory"] = timing_analysis.memory_ratios(peaks, names[0])
     block["loss_scale"] = {n: _loss_scale(trainers[n][1]) for n in names}
     block["seconds"] = round(time.time() - start, 1)
-    del batches
+    batches.clear()  # the device copies go with the block
     return block
 
 
