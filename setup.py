@@ -54,6 +54,8 @@ setup(
             "fairseq-syntax-cky-attention=fairseq_syntax.cli.cky_attention:cli_main",
             "fairseq-syntax-plot=fairseq_syntax.cli.plot:cli_main",
             "fairseq-syntax-train=fairseq_syntax.cli.train:cli_main",
+            "fairseq-syntax-generate=fairseq_syntax.cli.generate:cli_main",
+            "fairseq-syntax-interactive=fairseq_syntax.cli.interactive:cli_main",
             "fairseq-syntax-settings=fairseq_syntax.cli.settings:cli_main",
         ]
     },

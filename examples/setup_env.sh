@@ -1,23 +1,72 @@
 #!/usr/bin/env bash
-# Sourced by examples/demo/run.sh and tests/run.sh: builds the project's
-# virtual environment once (examples/build_env.sh) and activates it. Later
-# calls find the finished environment and only activate it; after setup.py changed they reinstall the
-# plugin into it. Scripts started together build or reinstall once: under a lock (flock) on <venv>.setup-lock.
+# Sourced by every recipe script, examples/demo/run.sh and tests/run.sh: the environment the commands run in.
 #
-#   FAIRSEQ_SYNTAX_VENV   where the environment lives (default <repo>/.venv); "none": use the python and the
-#                         commands on PATH as they are (an environment made otherwise, e.g. examples/gpu/install.py)
+# The active environment is used as it is when its python (the first `python`, else `python3`, on PATH) has
+# fairseq and THIS checkout's fairseq_syntax (an editable install of it: `pip install -e .`); another checkout's
+# plugin does not count. Otherwise the project's own virtual environment is built once (examples/build_env.sh,
+# announced in one line first: what, where, how big, and how to use the active environment instead) and
+# activated. Later calls find the finished environment and only activate it; after setup.py changed they
+# reinstall the plugin into it. Scripts started together build or reinstall once: under a lock (flock) on
+# <venv>.setup-lock.
+#
+#   FAIRSEQ_SYNTAX_VENV   where the project's environment lives (default <repo>/.venv; when set, it is used even
+#                         where the active one would do); "none": use the python and the commands on PATH as they
+#                         are, unchecked (an environment made otherwise, e.g. examples/gpu/install.py)
 #   PYTHON                the interpreter used to create it (default python3.11)
 if [ "${FAIRSEQ_SYNTAX_VENV:-}" = none ]; then
   export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
   return 0 2>/dev/null || exit 0
 fi
 _fs_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# what the active python imports, asked from / (the folder a python runs from comes first on its path) without
+# importing anything heavy: "prefix PREFIX", then "plugin FOLDER-HOLDING-fairseq_syntax" or "no-plugin", and
+# "no-fairseq" where fairseq is missing
+_fs_probe='import importlib.util as u, os, sys
+print("prefix", os.path.realpath(sys.prefix))
+p = u.find_spec("fairseq_syntax")
+print("plugin", os.path.dirname(os.path.dirname(os.path.realpath(p.origin))) if p and p.origin else "no-plugin")
+print("fairseq" if u.find_spec("fairseq") else "no-fairseq")'
+_fs_python="$(command -v python || command -v python3 || true)"
+_fs_why=""  # why the active environment is not used (said in the line announcing a build)
+if [ -n "${FAIRSEQ_SYNTAX_VENV:-}" ]; then
+  _fs_why="FAIRSEQ_SYNTAX_VENV names it"
+elif [ -z "$_fs_python" ]; then
+  _fs_why="no python on PATH"
+else
+  _fs_seen="$(cd / && "$_fs_python" -c "$_fs_probe" 2>/dev/null)" || _fs_seen=""
+  _fs_prefix="$(sed -n 's/^prefix //p' <<< "$_fs_seen")"
+  _fs_plugin="$(sed -n 's/^plugin //p' <<< "$_fs_seen")"
+  if [ -z "$_fs_seen" ]; then
+    _fs_why="$_fs_python does not run"
+  elif [ "$_fs_prefix" = "$(realpath -m "$_fs_root/.venv")" ]; then
+    _fs_why=""  # the project's environment itself, active: checked and kept up to date below
+  elif grep -qx no-fairseq <<< "$_fs_seen"; then
+    _fs_why="the active python ($_fs_python) has no fairseq"
+  elif [ "$_fs_plugin" = no-plugin ]; then
+    _fs_why="the active python ($_fs_python) has fairseq but not fairseq_syntax"
+  elif [ "$_fs_plugin" != "$(realpath "$_fs_root")" ]; then
+    _fs_why="the active python ($_fs_python) imports fairseq_syntax from $_fs_plugin, not from this checkout"
+  else  # the active environment has fairseq and this checkout's plugin: use it as it is
+    _fs_missing=""
+    for _fs_cmd in $(grep -o '"fairseq-syntax-[a-z-]*=' "$_fs_root/setup.py" | tr -d '"='); do
+      command -v "$_fs_cmd" > /dev/null || _fs_missing="$_fs_missing $_fs_cmd"
+    done
+    if [ -n "$_fs_missing" ]; then
+      echo "[setup] the active environment ($_fs_prefix) lacks the console scripts$_fs_missing (installed from an" \
+        "older setup.py): run pip install -e $_fs_root there" >&2
+    fi
+    export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+    return 0 2>/dev/null || exit 0
+  fi
+fi
 _fs_venv="${FAIRSEQ_SYNTAX_VENV:-$_fs_root/.venv}"
 _fs_stamp="$_fs_venv/.fairseq_syntax_setup_v1"
 _fs_setup_hash="$(sha256sum "$_fs_root/setup.py" | cut -c1-16)"
 _fs_setup() {  # build the environment, or reinstall the plugin after setup.py changed; run under the lock
   if [ ! -f "$_fs_stamp" ]; then
-    echo "[setup] creating $_fs_venv (one time, about 5-10 minutes)" >&2
+    echo "[setup] building a virtual environment in $_fs_venv (torch CPU, fairseq, this plugin: about 2 GB, 5-10" \
+      "minutes, once) because ${_fs_why:-it is not built yet}; to use your own environment instead, install this" \
+      "checkout into it (pip install -e $_fs_root), activate it and run again, or set FAIRSEQ_SYNTAX_VENV=none" >&2
     if [ -e "$_fs_venv" ]; then
       if [ -f "$_fs_venv/.fairseq_syntax_building" ]; then
         rm -rf "$_fs_venv"  # an unfinished build of ours (no other build runs: we hold the lock)

@@ -38,6 +38,16 @@ def _seeded_rng(request):
     torch.manual_seed(seed)
 
 
+@pytest.fixture(autouse=True)
+def _known_warnings_filtered():
+    """The plugin's filters of fairseq's known warnings (fairseq_syntax/known_warnings.py) in every test: pytest
+    restores the warning filters around collection and each test, which drops the ones the plugin's start-up
+    added while the test modules were imported."""
+    from fairseq_syntax import known_warnings
+
+    known_warnings.filter_warnings()
+
+
 @pytest.fixture(scope="session")
 def data_bin(tmp_path_factory):
     """A small synthetic data-bin made through the real CLIs (synth -> prepare)."""

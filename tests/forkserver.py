@@ -40,7 +40,8 @@ SERVERS = {
     "fairseq": (("torch", "torch._dynamo", "fairseq", "fairseq.trainer", "fairseq.sequence_generator",
                  "fairseq.checkpoint_utils", "fairseq.tasks.translation", "fairseq.data.indexed_dataset"),
                 ("fairseq-train", "fairseq-generate", "fairseq-interactive", "fairseq-preprocess", "fairseq-validate",
-                 "fairseq-syntax-train", "fairseq-syntax-induce-parses", "fairseq-syntax-binarize",
+                 "fairseq-syntax-train", "fairseq-syntax-generate", "fairseq-syntax-interactive",
+                 "fairseq-syntax-induce-parses", "fairseq-syntax-binarize",
                  "fairseq-syntax-prepare", "fairseq-syntax-pack", "fairseq-syntax-cky-attention"),
                 ("prepare.py", "binarize.py")),
     # the scorer: sacreBLEU, NLTK's RIBES (NLTK imports SciPy) and the plot (matplotlib), 3 s of imports

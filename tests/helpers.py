@@ -70,7 +70,7 @@ CONSOLE_SCRIPTS = {
     "fairseq-validate": "fairseq_cli.validate", "fairseq-score": "fairseq_cli.score",
     **{f"fairseq-syntax-{name.replace('_', '-')}": f"fairseq_syntax.cli.{name}" for name in (
         "parse", "align", "binarize", "prepare", "synth", "multitask", "options", "induce_parses", "evaluate",
-        "detokenize", "cky_attention", "plot", "train", "pack", "settings")},
+        "detokenize", "cky_attention", "plot", "train", "generate", "interactive", "pack", "settings")},
 }
 
 

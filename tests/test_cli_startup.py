@@ -51,15 +51,43 @@ def test_fairseq_with_user_dir_registers_the_plugin(program):
 def test_training_logs_as_fairseq_train_does(program, tmp_path):
     """Importing fairseq sets the root logger to DEBUG with Python's default format (fairseq's
     wav2vec2_classification.py calls logging.basicConfig at import); fairseq-train configures its logging
-    before it imports fairseq, and so must fairseq-syntax-train: fairseq's format on stdout, no DEBUG lines."""
+    before it imports fairseq, and so must fairseq-syntax-train: fairseq's format on stdout, no DEBUG lines.
+    With Python's default warning filters: the plugin's start-up silences hydra's deprecation warnings about
+    fairseq's configuration (about twenty lines before the data is read), so stderr holds the error alone."""
     missing = str(tmp_path / "no-data-bin")
+    quiet = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
     p = subprocess.run([os.path.join(BIN, program), missing, "--user-dir", os.path.join(ROOT, "fairseq_syntax"),
                         "--task", "syntax_translation", "--arch", "transformer_dep_rel", "--cpu", "--max-tokens", "64"],
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"),
+                       capture_output=True, text=True, env=quiet,
                        cwd=tmp_path)  # fairseq-train makes its default ./checkpoints before it reads the data
     error = f"error: {missing}: No such file or directory (FAIRSEQ_SYNTAX_DEBUG=1 shows where it came from)"
     assert p.returncode == 1 and p.stderr.strip().splitlines() == [error], p.stderr[-2000:]
     assert " | INFO | fairseq_cli.train | {" in p.stdout and "DEBUG" not in p.stdout, p.stdout[:2000]
+
+
+def test_fairseq_commands_with_the_plugin_print_none_of_the_known_warnings(data_bin, tmp_path):
+    """A training step and a decoding with the plugin's filters (fairseq_syntax/known_warnings.py) on Python's
+    default ones: none of the warnings fairseq's use of hydra and torch raises on every command comes out (hydra's
+    deprecations, pin_memory without an accelerator, torch.cuda.amp.autocast), and the filters are narrow: another
+    UserWarning from hydra or torch still shows."""
+    import warnings
+
+    from fairseq_syntax import known_warnings
+    from helpers import generate_cmd, run, train_cmd
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=DeprecationWarning)  # Python's default outside __main__
+        known_warnings.install()
+        run(train_cmd(data_bin, str(tmp_path / "ck"), updates=1))
+        run(generate_cmd(data_bin, str(tmp_path / "ck" / "checkpoint_last.pt"), ["--gen-subset", "valid",
+                                                                                "--beam", "1"]))
+        shown = [f"{w.category.__name__}: {w.message}" for w in caught]
+        assert shown == [], shown
+        for module in ("hydra.core.utils", "torch.utils.data.dataloader", "fairseq.tasks.fairseq_task"):
+            warnings.warn_explicit("The version_base parameter is another", UserWarning, "x.py", 1, module=module)
+        assert len(caught) == 3
 
 
 PARSERS = {"parse": "get_parser", "align": "get_parser", "binarize": "get_parser", "prepare": "get_parser",

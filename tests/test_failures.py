@@ -489,6 +489,53 @@ def test_a_truncated_dataset_file(data_bin, checkpoint, tmp_path, what):
     assert_one_line(g, cut, "truncated or corrupt")
 
 
+def test_a_syntax_model_on_fairseqs_translation_task_is_refused_when_built(data_bin, tmp_path):
+    """dep_rel reads the source depths, which --task translation never collates: one line naming both, exit 2,
+    before a trainer exists (before: the first step failed after fairseq's trainer had saved crash.pt)."""
+    save = tmp_path / "ck"
+    p = run(train_cmd(data_bin, str(save), arch=["--arch", "transformer_dep_rel_tiny"],
+                      extra=["--task", "translation"]), check=False)
+    assert_one_line(p, "--arch transformer_dep_rel_tiny", "--rel-dep-l", "--task translation",
+                    "--task syntax_translation", status=2)
+    assert _saved(save) == []
+
+
+def test_the_plugins_decoding_commands_run_from_any_folder(data_bin, checkpoint, tmp_path):
+    """fairseq-syntax-generate from a folder that is not the checkout's root: without --user-dir, and with the
+    README's relative --user-dir fairseq_syntax (fairseq alone would look for ./fairseq_syntax and fail)."""
+    decode = generate_cmd(data_bin, str(checkpoint), ["--gen-subset", "valid", "--beam", "1"])
+    decode[0] = tool("fairseq-syntax-generate")
+    at = decode.index("--user-dir")
+    for user_dir in ([], ["--user-dir", "fairseq_syntax"]):
+        p = run(decode[:at] + user_dir + decode[at + 2:], cwd=str(tmp_path))
+        assert sum(line.startswith("H-") for line in p.stdout.splitlines()) == 30, p.stdout[-2000:]
+    p = run(decode[:at] + ["--user-dir", "elsewhere/plugin"] + decode[at + 2:], cwd=str(tmp_path), check=False)
+    assert_one_line(p, "--user-dir elsewhere/plugin: no such folder", status=2)
+
+
+@pytest.mark.parametrize("command", ["parse", "prepare", "interactive"])
+def test_a_parser_without_its_model_names_the_option_that_gives_it(corpus, data_bin, checkpoint, tmp_path, command):
+    """UDPipe needs a model file: each command names its own option for it (fairseq-syntax-parse's --model,
+    prepare's --parser-model-SIDE, decoding's --inference-parser-model), before anything is parsed."""
+    for lang in ("src", "tgt"):  # raw text only: prepare parses it
+        shutil.copy(corpus / f"train.{lang}", tmp_path / f"train.{lang}")
+    if command == "parse":
+        cmd, option = [tool("fairseq-syntax-parse"), "-i", str(tmp_path / "train.src"), "-o",
+                       str(tmp_path / "o.conllu"), "--backend", "udpipe", "--no-progress"], "--model"
+    elif command == "prepare":
+        cmd, option = [tool("fairseq-syntax-prepare"), "-s", "src", "-t", "tgt", "--trainpref", str(tmp_path / "train"),
+                       "--destdir", str(tmp_path / "bin"), "--parser", "udpipe", "--parser-model-target",
+                       str(tmp_path / "en.udpipe"), "--no-progress"], "--parser-model-source"
+    else:
+        cmd, option = [tool("fairseq-interactive"), data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation",
+                       "--path", str(checkpoint), "--cpu", "--inference-parser", "udpipe"], "--inference-parser-model"
+    p = run(cmd, check=False, input="a b\n")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-3000:]
+    assert p.stderr.rstrip().splitlines()[-1].endswith(f"the udpipe parser needs a .udpipe model file: give {option} "
+                                                      "PATH"), p.stderr[-3000:]
+    assert not os.path.exists(tmp_path / "o.conllu.chunks") and not os.path.exists(tmp_path / "bin")
+
+
 @pytest.mark.parametrize("state", ["empty", "truncated"])
 def test_an_unreadable_checkpoint(data_bin, checkpoint, tmp_path, state):
     """fairseq-generate's --path and fairseq-train's resume from checkpoint_last.pt: one line naming the file."""

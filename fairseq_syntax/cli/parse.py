@@ -52,7 +52,8 @@ def main(argv=None):
     spec = (args.backend, backend_options(args))
     workers = effective_workers(args.workers, args.gpu)
     # loaded before any parsing, so that a wrong model fails at once with one line; kept when one process parses
-    parser = load_parser(*spec, what=f"--backend {args.backend}" + (f" --model {args.model}" if args.model else ""))
+    parser = load_parser(*spec, what=f"--backend {args.backend}" + (f" --model {args.model}" if args.model else ""),
+                         model_option="--model")
     if workers > 1:
         parser = None  # each worker process loads its own
     res = parse_chunked(args.input, args.output, parser, spec=spec,

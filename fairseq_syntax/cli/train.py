@@ -9,13 +9,20 @@ options fairseq already has (``--distributed-init-method env://``,
 ``--distributed-no-spawn``, ``--device-id`` from LOCAL_RANK on GPUs), plus,
 without CUDA, ``--distributed-backend gloo --ddp-backend legacy_ddp`` unless
 given (NCCL and PyTorch's DDP wrapper need GPUs). Options given on the command
-line win. Without a launcher environment it is exactly ``fairseq-train``.
+line win.
+
+``--bf16`` and ``--memory-efficient-bf16`` train in bf16 on GPUs and on the CPU
+(:mod:`fairseq_syntax.precision`), where fairseq 0.12 turns them into ``--tpu``
+(XLA); ``--tpu`` given keeps fairseq's meaning. Otherwise, without a
+launcher environment, it is exactly ``fairseq-train``.
 
     torchrun --nproc_per_node 2 $(which fairseq-syntax-train) data-bin --user-dir fairseq_syntax --cpu ...
+    torchrun --nproc_per_node 4 $(which fairseq-syntax-train) data-bin --user-dir fairseq_syntax --bf16 ...
 """
 import os
 import sys
 
+from fairseq_syntax import precision
 from fairseq_syntax.launcher import launcher_options
 
 
@@ -29,9 +36,12 @@ def cli_main():
     # this module's import made fairseq_syntax a loaded module, so fairseq's --user-dir handling will not import
     # the plugin's tasks/ and models/ itself: register them here
     import fairseq_syntax.plugin  # noqa: F401
+    from fairseq_syntax.user_dir import complete_argv
 
+    complete_argv()  # --user-dir from any folder (added when absent)
     sys.argv += launcher_options(sys.argv[1:], dict(os.environ), torch.cuda.is_available())
-    fairseq_train()
+    with precision.bf16_without_xla():
+        fairseq_train()
 
 
 if __name__ == "__main__":

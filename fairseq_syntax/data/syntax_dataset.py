@@ -19,9 +19,15 @@ Coordinates (docs/design.md, "Index conventions", inside fairseq):
 * ``src_supervised`` / ``tgt_supervised`` mark the positions that carry a
   real token (not EOS, not padding): only those are supervised.
 
-Fields (per side, as requested by the task): ``parents`` (long; float for
+Fields (per side, as requested by the task): ``parents`` (long; float64 for
 the ``middle`` strategy), ``depths`` (long), ``labels`` (long, ids of the
 label dictionary), ``words`` (long, 1-based node index of each token).
+
+Exact in half precision: fairseq's trainer casts a batch's float32 tensors to
+fp16 / bf16 (``--fp16``, ``--bf16``), and neither holds every middle parent
+(no x.5 from 128.5 on in bf16's 8 significant bits, from 1024.5 on in fp16's
+11): middle parents are float64, which that cast leaves alone; PASCAL turns
+them into float32 (exact up to 2^23) where it computes its weights.
 
 Cost: ``__getitem__`` only reads each sentence's tokens and checks its
 raw (word, head, label) arrays (zero-copy views of the memory-mapped
@@ -320,7 +326,8 @@ def _collate_side(rows: List[RawSide], ids: Sequence[int], side: SideSyntax, pre
     for f in fields:
         if f == "parents":
             val = trees.parents(strategy) + col_shift
-            buf = np.full((bsz, width), -1, dtype=np.float32 if val.dtype.kind == "f" else np.int64)
+            # float64, not float32: fairseq's half-precision casts of the batch would round x.5 middles
+            buf = np.full((bsz, width), -1, dtype=np.float64 if val.dtype.kind == "f" else np.int64)
             eos_val = eos_col
         elif f == "depths":
             try:

@@ -119,7 +119,7 @@ class RawInput:
                 override = {"backend": backend, "options": backend_options(
                     backend, lang=self.cfg.inference_parser_lang or self.cfg.source_lang,
                     model=self.cfg.inference_parser_model, model_dir=self.cfg.inference_parser_model,
-                    pretokenized=pretok)}
+                    pretokenized=pretok, model_option="--inference-parser-model")}
             self._encoder = RawSourceEncoder(self.record, self.data_dir, self.cfg.source_lang, self.task.src_dict,
                                              self.task.src_label_dict, parser=override)
         needs_tree = bool(self.task.syntax_request.required("source"))
@@ -267,7 +267,7 @@ class RawInput:
                 backend = "stanza" if backend == "auto" else backend
                 options = backend_options(backend, lang=cfg.inference_parser_lang or cfg.source_lang,
                                           model=cfg.inference_parser_model, model_dir=cfg.inference_parser_model,
-                                          pretokenized=True)
+                                          pretokenized=True, model_option="--inference-parser-model")
             self._parser = build_parser(backend, **options)
         bpe_lines = [self.task.src_dict.string(t) for t in src_tokens]  # Dictionary.string leaves EOS out
         word_lines = [" ".join(split_subwords(line)[1]) for line in bpe_lines]

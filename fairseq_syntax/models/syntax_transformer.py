@@ -102,6 +102,31 @@ def _require(value, name: str, what: str):
                          "source syntax")
 
 
+#: a forward() input of the syntax task's batches -> what reads it, as a user names it
+_INPUTS = {"src_depths": "the source tree depths (--rel-dep-l)", "src_parents": "the source parents (PASCAL, "
+           "--pascal-layer)", "src_labels": "the source labels (--label-embed-dim)"}
+
+
+def _check_task_gives_inputs(model, args, task) -> None:
+    """A model whose forward() reads syntax inputs, built on a task whose batches have none (fairseq's
+    ``translation``), is refused when it is built, before a trainer exists: at the first step fairseq's trainer
+    would save ``crash.pt`` before the error. A self-parsing encoder reads its own tree without src_depths."""
+    from fairseq.tasks import TASK_REGISTRY, FairseqTask
+
+    if not isinstance(task, FairseqTask) or callable(getattr(task, "add_model_needs", None)):
+        return  # the syntax task collates what the model asks for; a stand-in (tests) gives what it gives
+    needed = set(model.syntax_needs().inputs)
+    if model.encoder.self_parse:
+        needed.discard("src_depths")
+    if not needed:
+        return
+    name = next((k for k, v in TASK_REGISTRY.items() if type(task) is v), type(task).__name__)
+    arch = getattr(args, "arch", None) or "syntax_transformer"
+    reads = " and ".join(_INPUTS.get(x, x) for x in sorted(needed))
+    raise OptionError(f"--arch {arch} reads {reads} from the data, which --task {name} does not give: train and "
+                      "decode it with --task syntax_translation on a data-bin with source syntax")
+
+
 class SyntaxTransformerEncoder(TransformerEncoder):
     """fairseq's transformer encoder whose layers may host syntax mechanisms (:class:`AttentionSpec`).
 
@@ -434,6 +459,7 @@ class SyntaxTransformerModel(TransformerModel):
             # option would be dropped without a word: give the model the flat namespace fairseq-train gives
             args = Namespace(**OmegaConf.to_container(args, resolve=True))
         model = super().build_model(args, task)
+        _check_task_gives_inputs(model, args, task)
         dim = model.encoder.label_embed_dim
         if dim:
             labels = getattr(task, "src_label_dict", None)

@@ -9,7 +9,7 @@ from typing import Dict, List, Sequence
 
 from fairseq_syntax.data.conllu import Sentence
 from fairseq_syntax.data.tree import check_tree
-from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.errors import OptionError, SyntaxDataError
 
 logger = logging.getLogger(__name__)
 
@@ -20,6 +20,18 @@ BACKENDS: Dict[str, str] = {
     "udpipe": "fairseq_syntax.parsing.udpipe_backend:UDPipeParser",
     "conllu": "fairseq_syntax.parsing.conllu_lookup:ConllULookupParser",
 }
+
+
+class ModelMissing(ValueError):
+    """A backend that cannot run without a model was given none. ``need`` says what the model is; the command
+    that loads the parser names its own option for it (:func:`load_parser`'s ``model_option``)."""
+
+    def __init__(self, backend: str, need: str):
+        self.backend, self.need = backend, need
+        super().__init__(f"the {backend} parser needs {need}")
+
+    def __reduce__(self):
+        return (type(self), (self.backend, self.need))
 
 
 class Parser(abc.ABC):
@@ -46,9 +58,17 @@ class Parser(abc.ABC):
                 raise SyntaxDataError(where, f"the parser changed the given tokenisation: {s.tokens[:8]}...")
 
 
+#: backends that cannot run without a model -> what the model is
+MODEL_NEEDED = {"udpipe": "a .udpipe model file", "conllu": "the CoNLL-U file to look each line up in"}
+
+
 def backend_options(backend: str, lang: str = "en", model: str = None, model_dir: str = None, gpu: bool = False,
-                    pretokenized: bool = False) -> dict:
-    """Constructor options of a backend from the common command-line options."""
+                    pretokenized: bool = False, model_option: str = None) -> dict:
+    """Constructor options of a backend from the common command-line options. With ``model_option`` (the
+    running command's option that gives ``model``), a backend that needs a model and has none is an option
+    error naming it."""
+    if model_option and not model and backend in MODEL_NEEDED:
+        raise OptionError(f"the {backend} parser needs {MODEL_NEEDED[backend]}: give {model_option} PATH")
     if backend == "stanza":
         return dict(lang=lang, model_dir=model_dir, gpu=gpu, pretokenized=pretokenized)
     if backend == "spacy":
@@ -101,11 +121,17 @@ def _spec(backend, cls, options):
     return backend, full
 
 
-def load_parser(backend: str, options: dict, what: str) -> Parser:
+def load_parser(backend: str, options: dict, what: str, model_option: str = None) -> Parser:
     """Build a parser, or fail with one line naming ``what`` (e.g. "--parser-model-target en.udpipe") and the
-    reason: a missing spaCy package, UDPipe file or stanza model is a user error, not a traceback."""
+    reason: a missing spaCy package, UDPipe file or stanza model is a user error, not a traceback. A backend
+    given no model where it needs one is an option error naming ``model_option``, the option of the running
+    command that gives it (``--model``, ``--parser-model-source``, ...)."""
     try:
         return build_parser(backend, **options)
+    except ModelMissing as e:
+        if model_option:
+            raise OptionError(f"{what}: {e}: give {model_option} PATH") from None
+        raise SyntaxDataError(what, f"cannot load the {backend} parser: {e}") from None
     except ImportError as e:
         raise SyntaxDataError(what, f"the {backend} parser's library is not installed ({e})") from None
     except Exception as e:  # spaCy's OSError E050, UDPipe's None model, stanza's missing resources, ...

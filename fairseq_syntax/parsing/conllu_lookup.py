@@ -11,7 +11,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from fairseq_syntax.data.conllu import Sentence, read_conllu
 from fairseq_syntax.errors import SyntaxDataError
-from fairseq_syntax.parsing.base import Parser
+from fairseq_syntax.parsing.base import MODEL_NEEDED, ModelMissing, Parser
 
 
 class ConllULookupParser(Parser):
@@ -19,7 +19,7 @@ class ConllULookupParser(Parser):
 
     def __init__(self, path: str = None, **kwargs):
         if not path:
-            raise ValueError("the conllu lookup parser needs the path of a CoNLL-U file")
+            raise ModelMissing("conllu", MODEL_NEEDED["conllu"])
         self.path = path
         self.index: Dict[Tuple[str, ...], Sentence] = {}
         for sent in read_conllu(path):

@@ -12,13 +12,13 @@ import os
 from typing import List, Sequence
 
 from fairseq_syntax.data.conllu import Sentence, read_conllu
-from fairseq_syntax.parsing.base import Parser
+from fairseq_syntax.parsing.base import MODEL_NEEDED, ModelMissing, Parser
 
 
 class UDPipeParser(Parser):
     def __init__(self, model_path: str = None, pretokenized: bool = False, **kwargs):
         if not model_path:
-            raise ValueError("the udpipe backend needs --model PATH to a .udpipe model file")
+            raise ModelMissing("udpipe", MODEL_NEEDED["udpipe"])
         from ufal.udpipe import Model, Pipeline, ProcessingError
 
         self.pretokenized = pretokenized

@@ -46,7 +46,8 @@ def side_parser_spec(args, lang, side):
     model = args.parser_model_source if side == "source" else args.parser_model_target
     options = backend_options(backend, lang=lang, model=model, model_dir=args.stanza_dir, gpu=args.gpu,
                               pretokenized=side in sides_of(args.pretokenized or "none", "--pretokenized"))
-    shown = options.get("model") or options.get("model_path") or options.get("model_dir") or lang
+    shown = options.get("model") or options.get("model_path") or options.get("path") or options.get("model_dir") \
+        or (lang if backend == "stanza" else "none")
     what = f"{side} side ({lang}): {backend} parser, model {shown}"
     return backend, options, what
 
@@ -59,7 +60,7 @@ def load_side_parsers(args, sides, parsers):
     for lang, side in sides:
         backend, options, what = side_parser_spec(args, lang, side)
         t0 = time.perf_counter()
-        parser = load_parser(backend, options, what)
+        parser = load_parser(backend, options, what, model_option=f"--parser-model-{side}")
         logger.info("%s: parser loaded in %.1fs", what, time.perf_counter() - t0)
         if effective_workers(args.workers, args.gpu) == 1:
             parsers[side] = parser
@@ -77,7 +78,7 @@ def parse_side(args, raw, out, lang, side, shard=None, parsers=None):
     if workers == 1:
         parsers = {} if parsers is None else parsers
         if side not in parsers:  # load each side's parser once, not once per split
-            parsers[side] = load_parser(backend, options, what)
+            parsers[side] = load_parser(backend, options, what, model_option=f"--parser-model-{side}")
         parser = parsers[side]
     res = parse_chunked(raw, out, parser, (backend, options), workers=workers, chunk_size=args.chunk_size,
                         shard=shard, progress=not args.no_progress)
