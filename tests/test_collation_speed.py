@@ -125,7 +125,7 @@ def _ref_collate_side(rows, prefix, width, left_pad, fields, label_pad):
         arrs = [r[key] for r in rows]
         is_float = arrs[0].dtype.kind == "f"
         pad = pad_value[f]
-        buf = np.full((bsz, width), pad, dtype=np.float32 if is_float else np.int64)
+        buf = np.full((bsz, width), pad, dtype=np.float64 if is_float else np.int64)
         for b, a in enumerate(arrs):
             n = len(a)
             off = width - n if left_pad else 0

@@ -104,7 +104,7 @@ def corpus_case(name, tmp_path):
             "dbsa" if tgt_lang == "en" else "rel"), "test"
         src = read(os.path.join(corpus, f"test.{src_lang}"))
         ref = os.path.join(corpus, "test.en")
-        if tgt_lang == "ja":  # the recipe's raw Japanese: the corpus's KyTea spaces removed (config.sh download)
+        if tgt_lang == "ja":  # the recipe's raw Japanese: the corpus's KyTea spaces removed (the recipe's download)
             ref = str(tmp_path / "test.ja")
             with open(ref, "w", encoding="utf-8") as f:
                 f.write("".join(x.replace(" ", "") + "\n" for x in read(os.path.join(corpus, "test.ja"))))

@@ -19,7 +19,7 @@ import results_table  # noqa: E402
 from results_table import parse_uas  # noqa: E402
 
 # dataset -> (every model the recipe offers, the ones whose data-bins are prepared, the ones trained and evaluated
-# here, baselines first). The recipes share their steps (examples/recipes/recipe.sh) and differ in their
+# here, baselines first). The recipes share their steps (fairseq_syntax/recipe_steps) and differ in their
 # settings (checked below on the printed commands) and data: every dataset prepares its sample; training and
 # scoring run once per kind of system and data variant (the PASCAL systems on wat-en-ja, DBSA on wmt14-en-de,
 # the three ASPEC papers' variants, the LSTMs on aspec-en-ja)
@@ -66,11 +66,13 @@ def recipe(dataset, step, *args, check=True, fork=None, **variables):
     return run(["env", *env, "bash", script, *args], check=check)
 
 
-def sourced(dataset):
-    """Bash that sources the dataset's recipe as train.sh does, its models read from the table of training
-    settings (a recipe's functions can then be called one by one)."""
-    return (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/{dataset}/config.sh"; '
-            'load_settings;')
+def loaded(dataset, **variables):
+    """The dataset's recipe as its scripts' runner reads it (recipe.json, the variables, the table's models)."""
+    from fairseq_syntax.recipe_steps.recipe import load, place
+
+    r = load(dataset, variables)
+    place(r)
+    return r
 
 
 def listed_models(dataset, work):
@@ -189,38 +191,37 @@ def test_train_command_carries_the_papers_settings(dataset, model, expected, tmp
     assert freq4 == max(1, -(-freq1 // 4)) or "--batch-size" in command
 
 
-def recipe_setting(dataset, expression):
-    """A value of a dataset's config.sh as the recipe scripts see it (e.g. '${PREPARE[dbsa19words]}')."""
-    script = (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/{dataset}/config.sh"; '
-              f'echo "{expression}"')
-    return run(["bash", "-c", script]).stdout.strip()
-
-
-def test_a_paper_baseline_not_evaluated_yet_is_skipped_with_a_line(tmp_path):
+def test_a_paper_baseline_not_evaluated_yet_is_skipped_with_a_line(tmp_path, monkeypatch, capsys):
     """evaluate.sh tests a model against each of its ALSO_AGAINST baselines; one with no translations yet is
     skipped with a line naming it, and writes no vs_BASE folder (results_table.py would read such a folder as
-    a row with no bootstrap test). score_test_set is replaced by a recorder: the check is of which folders and
+    a row with no bootstrap test). The scoring is replaced by a recorder: the check is of which folders and
     baselines get scored, per test set and for a single test split."""
     work, raw = tmp_path / "work", tmp_path / "raw"
     (work / "eval" / "rel" / "test2016").mkdir(parents=True)
     (work / "eval" / "rel" / "test2016" / "hyp.txt").write_text("a\n")  # rel scored on test2016 only
     raw.mkdir()
 
-    def against(sets):
+    def against(sets, capsys=capsys):
+        from fairseq_syntax.recipe_steps import evaluate_step
+
         if sets:
             (raw / "test.sets").write_text(sets)
-        script = (f'{sourced("multi30k-en-de")} WORK="{work}"; RAW="{raw}"; score_test_set() {{ echo "scored $1 against $6"; }}; '
-                  f'score_against_others dep_rel "{work}/eval/dep_rel" src.tok ref.tok')
-        return run(["bash", "-c", script])
+        r = loaded("multi30k-en-de", WORK=str(work))
+        r.data_work = str(tmp_path)  # RAW is tmp_path/raw
+        scored = []
+        monkeypatch.setattr(evaluate_step, "score", lambda _r, out, *a: scored.append(f"scored {out} against {a[-1]}"))
+        (work / "eval" / "dep_rel").mkdir(parents=True, exist_ok=True)
+        evaluate_step.score_against_others(r, "dep_rel", f"{work}/eval/dep_rel", "src.tok", "ref.tok")
+        return type("P", (), {"stdout": "".join(x + "\n" for x in scored), "stderr": capsys.readouterr().err})
 
     p = against("")
     assert p.stdout == "" and "not tested against rel: no " in p.stderr
     assert "(evaluate rel, then dep_rel again)" in p.stderr
-    assert not (work / "eval" / "dep_rel").exists()
+    assert os.listdir(work / "eval" / "dep_rel") == []
     p = against("test2016 30\ntest2017 20\n")
     assert p.stdout.splitlines() == [f"scored {work}/eval/dep_rel/test2016/vs_rel against {work}/eval/rel/test2016"]
     assert f"not tested against rel on test2017: no {work}/eval/rel/test2017/hyp.txt" in p.stderr
-    assert not (work / "eval" / "dep_rel" / "test2017").exists()
+    assert not (work / "eval" / "dep_rel" / "test2017" / "vs_rel").exists()
     (work / "eval" / "rel" / "hyp.txt").write_text("a\n")
     (raw / "test.sets").unlink()
     assert against("").stdout.splitlines() == [f"scored {work}/eval/dep_rel/vs_rel against {work}/eval/rel"]
@@ -236,7 +237,7 @@ def test_a_paper_baseline_not_evaluated_yet_is_skipped_with_a_line(tmp_path):
 
 def test_aspec_dbsa_word_vocabulary_is_words_seen_five_times():
     """Deguchi et al. 2019 Table 3 (no BPE): the vocabulary is the words seen at least 5 times."""
-    opts = " ".join(recipe_setting("aspec-ja-en", "${PREPARE[dbsa19words]}").split())
+    opts = " ".join(shlex.split(loaded("aspec-ja-en").variants["dbsa19words"].prepare))
     assert "--bpe-merges 0" in opts and "--thresholdsrc 5 --thresholdtgt 5" in opts and "nwords" not in opts
 
 
@@ -423,7 +424,7 @@ def test_a_row_trained_on_other_text_than_its_baseline_is_refused(tmp_path):
 
 
 def test_a_training_resumed_on_a_data_bin_prepared_again_otherwise_is_refused(tmp_path):
-    """recipe.sh trained_on: a model's first start records its data-bin's token dictionaries and BPE codes
+    """train.sh's trained_on: a model's first start records its data-bin's token dictionaries and BPE codes
     (WORK/checkpoints/MODEL/trained_on.txt); a resumed training whose data-bin holds other ones (prepared again
     otherwise, the same dictionary sizes) stops naming the files, before fairseq would go on on other text. A
     training begun before the record is not held to it; results_table.py reads the record for any task."""
@@ -436,8 +437,14 @@ def test_a_training_resumed_on_a_data_bin_prepared_again_otherwise_is_refused(tm
         (data_bin / name).write_text(text)
 
     def train():
-        return run(["bash", "-c", f'{sourced("tanaka-ja-en")} trained_on "{data_bin}" "{ck}"; echo went on'],
-                   check=False)
+        from fairseq_syntax.recipe_steps.recipe import RecipeError
+        from fairseq_syntax.recipe_steps.train_step import trained_on
+
+        try:
+            trained_on(str(data_bin), str(ck))
+        except RecipeError as e:
+            return type("P", (), {"returncode": 1, "stdout": "", "stderr": str(e)})
+        return type("P", (), {"returncode": 0, "stdout": "went on", "stderr": ""})
 
     assert train().stdout.strip().endswith("went on")
     assert sorted(line.split()[1] for line in (ck / "trained_on.txt").read_text().splitlines()) == [
@@ -470,9 +477,8 @@ def _seeded(dataset, model, work):
     """train.sh MODEL's command (DRY_RUN) and the baselines evaluate.sh tests MODEL against."""
     p = recipe(dataset, "train", model, DRY_RUN=1, WORK=work, GPUS=1, MAX_TOKENS=4096)
     command = " ".join(shlex.split(p.stderr.split("] ", 1)[1]))
-    script = (f'{sourced(dataset)} model_of {model}; echo "${{BASELINE[{model}]:-transformer}}|${{ALSO_AGAINST[{model}]:-}}"')
-    base, also = run(["bash", "-c", script]).stdout.strip().split("|")
-    return command, base, also.split()
+    settings = loaded(dataset).model(model, "train.sh")
+    return command, settings.baseline, list(settings.also_against)
 
 
 @pytest.mark.parametrize("dataset", ["tanaka-ja-en", "tanaka-en-ja"])
@@ -567,14 +573,19 @@ def test_a_data_bin_made_from_other_raw_data_is_made_again(tmp_path):
     assert open(bin_file, "rb").read() != made
 
 
-def test_a_failed_multitask_step_stops_prepare(tmp_path):
-    """stage_variant runs in $(...), where bash drops set -e: a failing multi-task step must still stop the
-    prepare, not hand prepare.py the folder it failed to write."""
-    script = (f'{sourced("wat-en-ja")} set -e; WORK="{tmp_path}"; splits=(train); declare -A MULTITASK=([ch]=1); '
-              'fairseq-syntax-multitask() { return 3; }; '
-              'dir=$(stage_variant ch) || { echo "stopped"; exit 0; }; echo "went on with $dir"')
-    p = run(["bash", "-c", script], check=False)
-    assert p.stdout.strip().splitlines()[-1] == "stopped", p.stdout + p.stderr
+def test_a_failed_multitask_step_stops_prepare(tmp_path, monkeypatch):
+    """A failing multi-task step stops the prepare: prepare.py is not handed the folder it failed to write."""
+    from fairseq_syntax.recipe_steps.prepare_step import stage_variant
+    from fairseq_syntax.recipe_steps.recipe import RecipeError
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "fairseq-syntax-multitask").write_text("#!/bin/sh\nexit 3\n")
+    (bin_dir / "fairseq-syntax-multitask").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    r = loaded("wat-en-ja", WORK=str(tmp_path / "work"))
+    with pytest.raises(RecipeError, match="variant ch: its inputs could not be staged"):
+        stage_variant(r, "ch")
 
 
 def _seed_functions():
@@ -660,7 +671,8 @@ def _hold(path, shared=False):
 
 
 def test_a_model_in_training_or_evaluation_is_not_trained_or_evaluated_again_beside_it(tmp_path):
-    """recipe.sh model_lock: train.sh and evaluate.sh of a model whose lock another run holds stop, naming the
+    """The model lock (recipe_steps/run_locks.py): train.sh and evaluate.sh of a model whose lock another run
+    holds stop, naming the
     holder, before they write anything; a model decoding another's checkpoint (dep_rel_self_own decodes
     dep_rel_self's) shares that one's lock with other decoders but not with its training."""
     work = str(tmp_path)
@@ -688,7 +700,8 @@ def test_a_model_in_training_or_evaluation_is_not_trained_or_evaluated_again_bes
 
 
 def test_prepare_and_the_runs_that_read_its_data_never_run_beside_each_other(tmp_path):
-    """recipe.sh data_lock: prepare.sh rewrites WORK's data-bins; a training or evaluation holding the data lock
+    """The data lock (recipe_steps/run_locks.py): prepare.sh rewrites WORK's data-bins; a training or evaluation
+    holding the data lock
     (shared) stops a prepare.sh before it fetches or writes anything, and a prepare holding it stops train.sh
     and evaluate.sh, each naming the holder (before: both went on, and a training read data-bins half
     rewritten, exit 0). Trainings share it with each other."""

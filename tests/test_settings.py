@@ -16,7 +16,6 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from helpers import ROOT, env, run, tool  # noqa: E402
-from test_recipes import sourced  # noqa: E402
 
 from fairseq_syntax.recipes.datasets import DATASETS, SIZES, entry, settings  # noqa: E402
 
@@ -48,29 +47,14 @@ def test_the_table_is_held_still():
     assert not changed, f"the training settings changed (python tests/test_settings.py --write): {changed}"
 
 
-_DUMP = r"""
-printf '%s\0' "$VARIANTS"
-for m in $(printf '%s\n' "${!DATA[@]}" | sort); do
-  words t "${TRAIN[$m]}"; words d "${DECODE[$m]}"
-  printf '%s\0' "$m" "${DATA[$m]}" "${BATCH[$m]}" "${TASK[$m]}" "${BASELINE[$m]}" "${ALSO_AGAINST[$m]:-}" \
-    "${CHECKPOINT_OF[$m]:-}" "${#t[@]}" "${t[@]}" "${#d[@]}" "${d[@]}"
-done
-"""
-
-
 def _recipe_arrays(dataset, size):
-    script = f"set -euo pipefail; SIZE={size}; {sourced(dataset)}{_DUMP}"
-    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True, env=env()).stdout.decode()
-    items, models, i = out.split("\0")[:-1], {}, 1
-    while i < len(items):
-        m, data, batch, task, base, also, of, n = items[i:i + 8]
-        train = items[i + 8:i + 8 + int(n)]
-        i += 8 + int(n)
-        decode = items[i + 1:i + 1 + int(items[i])]
-        i += 1 + int(items[i])
-        models[m] = dict(data=data, batch=batch, task=task, baseline=base, also_against=also.split(),
-                         checkpoint_of=of or None, train=train, decode=decode)
-    return models, items[0].split()
+    """The models and data variants the recipe's runner (fairseq_syntax/recipe_steps) reads for ``dataset``."""
+    from fairseq_syntax.recipe_steps.recipe import load
+
+    recipe = load(dataset, {"SIZE": size})
+    models = {m: {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(s).items()}
+              for m, s in recipe.models.items()}
+    return models, list(recipe.variants)
 
 
 #: the recipes whose round trip the quick tier checks (every quoting the table uses: '(0.9, 0.98)', the JSON of
@@ -82,9 +66,9 @@ QUICK = {("tanaka-en-ja", "cpu"), ("aspec-ja-en", "cpu"), ("multi30k-en-de", "ba
     (d, z) if (d, z) in QUICK else pytest.param(d, z, marks=pytest.mark.slow)
     for d, z in [(d, "cpu") for d in sorted(DATASETS)] + [("multi30k-en-de", "base")]])
 def test_the_recipes_read_the_table_word_for_word(dataset, size):
-    """What train.sh and evaluate.sh hold after `fairseq-syntax-settings --bash` is the table: quoted words
-    ('(0.9, 0.98)', the JSON of --eval-bleu-args) stay one word each, and the English->Japanese recipe has its
-    source-side models only; every model's data variant is one its config.sh prepares."""
+    """What train.sh and evaluate.sh read is the table: quoted words ('(0.9, 0.98)', the JSON of --eval-bleu-args)
+    stay one word each, and the English->Japanese recipe has its source-side models only; every model's data
+    variant is one its recipe.json prepares."""
     arrays, variants = _recipe_arrays(dataset, size)
     assert {a["data"] for a in arrays.values()} <= set(variants), variants
     table = {m: {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(s).items()}
@@ -98,9 +82,22 @@ def test_the_recipes_read_the_table_word_for_word(dataset, size):
 
 
 def test_every_preset_names_an_entry_that_trains_it():
+    """A preset's recipe trains that architecture; a preset with no recipe (``recipe=None``: a mechanism no
+    paper's recipe trains, docs/extending.md) needs no entry, and its hydra config takes its model's baseline's
+    settings, which must be an entry of the table."""
+    import importlib.util
+
     from fairseq_syntax.models.presets import PRESETS
 
+    spec = importlib.util.spec_from_file_location("hydra_configs", os.path.join(ROOT, "examples", "recipes",
+                                                                                "hydra_configs.py"))
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    for model, baseline in generator.BASELINES.items():
+        assert PRESETS[baseline].model == model and PRESETS[baseline].recipe is not None, (model, baseline)
     for name, preset in PRESETS.items():
+        if preset.recipe is None:
+            continue
         arch = entry(preset.recipe).arch
         assert arch == name or (name, arch) == ("syntax_transformer", "transformer"), (name, preset.recipe, arch)
 
@@ -162,19 +159,18 @@ def test_the_batch_on_n_gpus():
 
 
 def test_the_recipes_pass_that_batch_with_gpus_and_max_tokens():
-    """examples/recipes/recipe.sh with GPUS=G and MAX_TOKENS= the printed --max-tokens passes the printed options:
-    every batch of the table on 1 to 8 GPUs (and with its default MAX_TOKENS the same --update-freq)."""
+    """The recipes' runner (fairseq_syntax/recipe_steps) with GPUS=G and MAX_TOKENS= the printed --max-tokens passes
+    the printed options: every batch of the table on 1 to 8 GPUs (and with its default MAX_TOKENS the same
+    --update-freq)."""
+    from fairseq_syntax.recipe_steps.recipe import load
     from fairseq_syntax.recipes.gpu_batch import split_batch
 
     batches = sorted({s.batch for d in DATASETS for z in SIZES for s in settings(d, z).values()})
     cases = [(b, g) for b in batches for g in range(1, 9)]
-    script = f'source "{ROOT}/examples/recipes/recipe.sh"\n' + "".join(
-        f"GPUS={g} MAX_TOKENS={split_batch(b, g).per_gpu} batch_args {b}; GPUS={g} batch_args {b}\n"
-        for b, g in cases)
-    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True, env=env()).stdout
-    lines = out.splitlines()
-    assert len(lines) == 2 * len(cases)
-    for (b, g), given, default in zip(cases, lines[::2], lines[1::2]):
+    for b, g in cases:
+        given = " ".join(load("tanaka-ja-en", {"GPUS": str(g), "MAX_TOKENS": str(split_batch(b, g).per_gpu)})
+                         .batch_args(b))
+        default = " ".join(load("tanaka-ja-en", {"GPUS": str(g)}).batch_args(b))
         assert given == split_batch(b, g).options, (b, g)
         assert default.split()[-1] == given.split()[-1], (b, g)
 
@@ -206,14 +202,21 @@ def test_without_a_dataset_the_recipes_and_their_models():
 def test_a_recipe_stops_when_the_table_cannot_be_read(tmp_path):
     """A recipe whose NAME the table does not have stops with the reason, before it does anything; a SIZE
     other than cpu or base too."""
-    script = (f'source "{ROOT}/examples/recipes/recipe.sh"; source "{ROOT}/examples/tanaka-ja-en/config.sh"; '
-              'NAME=tanaka-xx; load_settings; echo reached')
-    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env(), cwd=tmp_path)
-    assert p.returncode != 0 and "reached" not in p.stdout
-    assert "no recipe named 'tanaka-xx'" in p.stderr and "could not read the training settings" in p.stderr
-    p = subprocess.run(["bash", "-c", script.replace("NAME=tanaka-xx;", "SIZE=large;")], capture_output=True,
-                       text=True, env=env(), cwd=tmp_path)
-    assert p.returncode != 0 and "reached" not in p.stdout and "invalid choice: 'large'" in p.stderr
+    from fairseq_syntax.recipe_steps import recipe
+
+    (tmp_path / "tanaka-xx").mkdir()
+    (tmp_path / "tanaka-xx" / "recipe.json").write_text('{"base": "tanaka-ja-en", "name": "tanaka-xx"}')
+    real = recipe.recipe_file
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(recipe, "recipe_file", lambda d: str(tmp_path / d / "recipe.json") if d == "tanaka-xx" else real(d))
+        with pytest.raises(recipe.RecipeError,
+                           match="could not read the training settings.*no recipe named 'tanaka-xx'"):
+            recipe.load("tanaka-xx", {})
+    script = os.path.join(ROOT, "examples", "tanaka-ja-en", "train.sh")
+    p = subprocess.run(["bash", script, "transformer"], capture_output=True, text=True,
+                       env={**env(), "SIZE": "large", "FAIRSEQ_SYNTAX_VENV": "none"}, cwd=tmp_path)
+    assert p.returncode == 1 and "invalid choice: 'large'" in p.stderr
+    assert os.listdir(tmp_path) == ["tanaka-xx"]  # nothing written
 
 
 def test_a_recipes_help_needs_no_environment(tmp_path):

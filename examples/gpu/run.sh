@@ -20,8 +20,9 @@
 # (with the install, about 7 minutes), table 400]; FAIRSEQ_SYNTAX_COMMIT (the commit device_check.json records where the tree has no .git); DEVICE=cpu TINY=1: the dry run on a CPU (tests/test_gpu_scripts.py); EXTRA: more
 # options of the step's script (device_check.py / tanaka_base.py / stall_matrix.py --help). stall only:
 # BUDGET is counted from this script's start (the install included) [530]; TIMING_BUDGET (seconds for
-# paired_timing.py, killed past it; the matrix gets what is left) [150]; TIMING_EXTRA (more paired_timing.py
-# options: the dry run's smaller blocks); UPDATES (each training's) [600].
+# paired_timing.py, killed past it; the matrix gets what is left) [150]; TIMING_EXTRA (paired_timing.py's
+# options: the dry run's smaller blocks) [--blocks wmt:8192,wmt:32768 --batches 2: the WMT-like blocks that
+# decide, in both dtypes]; UPDATES (each training's) [600].
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -69,7 +70,7 @@ case $step in
     deadline=$(( started + ${BUDGET:-530} ))
     cpu=(); tiny=(); [ "$DEVICE" = cpu ] && cpu=(--cpu --size cpu) && tiny=(--tiny)
     timing="$ROOT/examples/gpu/paired_timing.py" tlog="${TMPDIR:-/tmp}/paired_timing.log" tbudget=${TIMING_BUDGET:-150}
-    read -r -a textra <<< "${TIMING_EXTRA:-}"
+    read -r -a textra <<< "${TIMING_EXTRA---blocks wmt:8192,wmt:32768 --batches 2}"  # both dtypes in the budget
     if [ -f "$timing" ]; then  # OUT/paired_timing.json (rewritten after each block) and its log come back
       say "paired_timing.py on $DEVICE, at most $tbudget s"
       code=0

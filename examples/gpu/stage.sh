@@ -11,7 +11,7 @@
 #   bash examples/gpu/stage.sh --print     # the call only (tests/test_gpu_scripts.py runs this call's command)
 #
 # Variables: TANAKA_WORK (the recipe's WORK) [work/tanaka-ja-en]; CARRY [.carry]; TANAKA_DIR (the corpus, as
-# examples/tanaka-ja-en/config.sh reads it); PYTHON_VERSION (the device's Python, build_carry.sh) [3.12].
+# examples/tanaka-ja-en/recipe.json's download reads it); PYTHON_VERSION (the device's Python, build_carry.sh) [3.12].
 # The command (examples/gpu/run.sh stall): install the carry (about 30 s), paired_timing.py (at most 150 s),
 # then stall_matrix.py's eight trainings until BUDGET s from the start; BUDGET is a deadline the scripts keep
 # (each writes its JSON as it goes), TIMEOUT_S the device tool's limit above it. One call of about 9.5 minutes
@@ -53,7 +53,7 @@ if [ -n "${SLICE:-}" ]; then  # dry: a slice of the corpus, nothing under the ch
   corpus="${TANAKA_DIR:-${FAIRSEQ_SYNTAX_SHARED:-$ROOT/../shared}/data/small_parallel_enja}"
   [ -f "$corpus/train.ja" ] || die "SLICE needs the corpus in $corpus (set TANAKA_DIR)"
   mkdir -p "$base/local"
-  for pair in train:train dev:valid test:test; do  # as config.sh's download: the Japanese without KyTea's spaces
+  for pair in train:train dev:valid test:test; do  # as the recipe's download (recipe_steps/sources/tanaka.py): the Japanese without KyTea's spaces
     head -n "$SLICE" "$corpus/${pair%%:*}.ja" | sed 's/ //g' > "$base/local/${pair#*:}.ja"
     head -n "$SLICE" "$corpus/${pair%%:*}.en" > "$base/local/${pair#*:}.en"
   done

@@ -1,6 +1,6 @@
 # The one pipeline every example script runs: train -> translate -> extract the hypotheses -> induce the parse
 # heads' trees (and sacreBLEU for the demo and fidelity runs; the recipes score with fairseq-syntax-evaluate).
-# Sourced by examples/recipes/recipe.sh (every dataset recipe), examples/demo/run.sh,
+# Sourced by examples/demo/run.sh,
 # examples/synthetic/fidelity.sh and examples/ud_pud/dbsa_uas.sh; ROOT must be the repository root.
 #
 #   pipeline_train LOG DATA SAVE_DIR [fairseq-train options...]    fairseq-syntax-train with the plugin, the

@@ -15,7 +15,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 dataset=${1:?usage: queue.sh DATASET MODEL [MODEL...]}; shift
-[ -f "$root/examples/$dataset/config.sh" ] || { echo "queue.sh: no dataset $dataset under examples/" >&2; exit 1; }
+[ -f "$root/examples/$dataset/recipe.json" ] || { echo "queue.sh: no dataset $dataset under examples/" >&2; exit 1; }
 [ $# -gt 0 ] || { echo "usage: queue.sh DATASET MODEL [MODEL...]" >&2; exit 1; }
 WORK="${WORK:-$root/work/$dataset}"
 export WORK OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
@@ -25,7 +25,7 @@ for m in "$@"; do
   k=$((k + 1))
   done_mark="$WORK/eval/$m/.done"
   if [ -f "$done_mark" ]; then echo "[queue $dataset] $k/$n $m: done before, skipped"; continue; fi
-  # the model's lock (recipe.sh model_lock) over its train and evaluate: another queue (or a train.sh in a
+  # the model's lock (fairseq_syntax/recipe_steps/run_locks.py) over its train and evaluate: another queue (or a train.sh in a
   # terminal) at work on it is waited for, then its finished model skipped
   lock="$WORK/locks/$m.lock"
   if command -v flock > /dev/null; then

@@ -36,7 +36,7 @@ def get_parser():
     out.add_argument("--json", action="store_true", help="every field of each model, as JSON")
     out.add_argument("--bash", action="store_true",
                      help="bash assignments to the recipe's arrays (DATA, TRAIN, BATCH, TASK, DECODE, BASELINE, "
-                     "ALSO_AGAINST, CHECKPOINT_OF) for examples/recipes/recipe.sh to evaluate")
+                     "ALSO_AGAINST, CHECKPOINT_OF) (the recipes read the table itself: fairseq_syntax/recipe_steps)")
     out.add_argument("--markdown", action="store_true",
                      help="the page docs/settings.md: every recipe's table (no DATASET)")
     out.add_argument("--gpus", type=int, metavar="N",
@@ -106,7 +106,7 @@ def markdown() -> str:
            "`fairseq-syntax-settings DATASET --gpus N` and [distributed.md](distributed.md)). "
            "`MODEL_seedN` is MODEL with `--seed N` against its baseline's seed N. A model with a checkpoint of "
            "another is that model decoded another way (nothing to train). Preparation (BPE, parsers, "
-           "filters: the data variants) is in each dataset's `config.sh`. The recipes with two sizes take "
+           "filters: the data variants) is in each dataset's `recipe.json`. The recipes with two sizes take "
            "`SIZE=cpu` (the default) or `SIZE=base`.", ""]
     tables = [(dataset, size, settings(dataset, size)) for dataset in sorted(DATASETS) for size in SIZES
               if size == "cpu" or settings(dataset, "cpu") != settings(dataset, "base")]

@@ -6,7 +6,7 @@ This is the one table of training settings. ``examples/DATASET/{train,evaluate}.
 ``PYTHONPATH``: only the standard library is needed); the hydra configs in ``fairseq_syntax/config`` are generated from it
 and the preset table (``fairseq_syntax/models/presets.py``: each preset names the recipe entry that carries its
 training settings); ``docs/settings.md`` is written from it (``python tests/test_settings.py --write``). How the data
-is prepared (BPE, parsers, filters) stays in each dataset's ``config.sh``; a model's ``data`` names one of its
+is prepared (BPE, parsers, filters) stays in each dataset's ``recipe.json``; a model's ``data`` names one of its
 variants.
 
 Nothing here imports torch or fairseq: a recipe reads the table in a fraction of a second.

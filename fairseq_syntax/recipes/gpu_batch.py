@@ -1,11 +1,12 @@
 """A recipe's batch per update (``tokens:N`` or ``sentences:N``) split over GPUs: the per-GPU batch and the
-``--update-freq`` that make it, as ``examples/recipes/recipe.sh`` (``batch_args``) passes them to fairseq-train.
+``--update-freq`` that make it, as the recipe runner passes them to fairseq-train
+(``fairseq_syntax/recipe_steps/recipe.py``, ``batch_args``).
 
 ``tokens:N`` on G GPUs with at most M tokens per GPU batch (``--max-tokens``, a memory cap; the recipe's
 MAX_TOKENS, 4096 by default): ``--update-freq`` u = ceil(N / (G M)), the fewest accumulated batches that reach
 N, and ``--max-tokens`` ceil(N / (G u)) (at most M), the smallest per-GPU batch that reaches N with u; an update
 then holds G u ceil(N / (G u)) tokens: N exactly when G u divides N, else fewer than G u tokens over. Given as
-MAX_TOKENS, that ``--max-tokens`` makes recipe.sh pass the same ``--update-freq``. ``sentences:N``:
+MAX_TOKENS, that ``--max-tokens`` makes the runner pass the same ``--update-freq``. ``sentences:N``:
 ``--batch-size`` ceil(N / G) and ``--update-freq 1``, G ceil(N / G) sentences (N when G divides N).
 
 fairseq's ``--max-tokens`` counts a batch's padded length times its sentences, so N tokens is a cap per update,
