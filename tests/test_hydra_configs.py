@@ -32,6 +32,7 @@ def test_every_preset_has_a_config_with_the_papers_criterion():
 
     archs = dict(_presets())
     assert PAPER_PRESETS <= set(archs)
+    read = {"source": set(), "target": set()}
     assert sorted(os.listdir(CONFIG_DIR)) == sorted(f"{a}.yaml" for a in archs)
     for arch, model in archs.items():
         cfg = OmegaConf.load(os.path.join(CONFIG_DIR, f"{arch}.yaml"))
@@ -58,11 +59,32 @@ def test_every_preset_has_a_config_with_the_papers_criterion():
             assert crit._name == "label_smoothed_cross_entropy"
         assert crit.label_smoothing == 0.1 and cfg.optimizer._name == "adam"
         assert cfg.lr_scheduler._name == "inverse_sqrt"
-        # the syntax fields the task must collate
-        assert ("parents" in cfg.task.source_syntax) == bool(m.dbsa_encoder_layer or m.pascal_layer)
-        assert ("parents" in cfg.task.target_syntax) == bool(m.dbsa_decoder_layer)
-        assert ("depths" in cfg.task.source_syntax) == bool(m.rel_dep_l)
-        assert ("labels" in cfg.task.source_syntax) == bool(m.label_embed_dim)
+        # the syntax fields the task must collate: what the model this config builds declares it reads
+        needs = _syntax_needs(m)
+        for side, fields in (("source", cfg.task.source_syntax), ("target", cfg.task.target_syntax)):
+            assert fields == (",".join(sorted(getattr(needs, side))) or "none"), (arch, side, needs)
+            read[side] |= getattr(needs, side)
+    # the configs hold every field a paper's mechanism reads (DBSA and PASCAL parents, depths, S&H labels)
+    assert read == {"source": {"parents", "depths", "labels"}, "target": {"parents"}}, read
+
+
+def _syntax_needs(model_cfg):
+    """``syntax_needs()`` of the model a config's ``model`` section builds (as fairseq-hydra-train builds it),
+    at small widths: what a model reads depends on its syntax options, not on its sizes."""
+    from fairseq import models
+    from fairseq.data import Dictionary
+    from omegaconf import OmegaConf
+
+    d = Dictionary()
+    for i in range(8):
+        d.add_symbol(f"w{i}")
+    cfg = OmegaConf.create(OmegaConf.to_container(model_cfg))
+    for side in ("encoder", "decoder"):
+        width = 8 * cfg[f"{side}_attention_heads"] + 16  # above the label embedding's 10 dimensions
+        cfg[f"{side}_embed_dim"], cfg[f"{side}_ffn_embed_dim"] = width, 8
+    cfg.decoder_input_dim = cfg.decoder_output_dim = cfg.decoder_embed_dim
+    task = argparse.Namespace(source_dictionary=d, target_dictionary=d, src_label_dict=d)
+    return models.build_model(cfg, task).syntax_needs()
 
 
 @pytest.mark.slow  # 52 fairseq option parses through hydra: 17 s

@@ -37,3 +37,28 @@ def test_numbers_held_still(case):
             # two hypotheses of one score within 1e-4 (seen: an untrained LSTM repeating one token, on one CPU)
             tied = sum(abs(h["score"] - hw["score"]) <= BEAM_REL * abs(hw["score"]) for h in w) > 1
             assert hg["tokens"] == hw["tokens"] or tied, (case, "sentence", sid, "hypothesis", k)
+
+
+def test_recording_one_case_keeps_every_other_record(tmp_path):
+    """``golden_numbers.py --record CASE`` rewrites that case only: the others (the CKY ones round differently on
+    another CPU) stay as recorded, to the byte; a case that CASES does not name is refused."""
+    import shutil
+
+    from golden_numbers import record
+
+    path = tmp_path / "records.json"
+    shutil.copy(RECORDS, path)
+    case = "transformer_sh_tiny"
+    fake = {"steps": [{"loss": 1.0}], "beam": []}
+    assert record([case], str(path), compute=lambda c: fake) == [case]
+    text = path.read_text(encoding="utf-8")
+    got = json.loads(text)
+    assert got["cases"][case] == fake
+    assert {c: v for c, v in got["cases"].items() if c != case} == \
+        {c: v for c, v in RECORDED["cases"].items() if c != case}
+    again = {**RECORDED, "cases": {**RECORDED["cases"], case: fake}}  # the same bytes as the record, but the case
+    assert text == json.dumps(again, indent=1, sort_keys=True) + "\n"
+    with open(RECORDS, encoding="utf-8") as f:
+        assert f.read() == json.dumps(RECORDED, indent=1, sort_keys=True) + "\n"  # the record's own format
+    with pytest.raises(SystemExit, match="no case not_a_case in CASES"):
+        record(["not_a_case"], str(path), compute=lambda c: fake)

@@ -89,3 +89,46 @@ def test_depths_long_chain():
 def test_unknown_strategy():
     with pytest.raises(ValueError, match="unknown parent strategy"):
         subword_parents(np.array([1]), np.array([0]), "last")
+
+
+def _random_aligned(rng, n_words):
+    """(word, head) per subword of a random tree over ``n_words`` words (non-projective arcs allowed, mostly
+    short, as parsers' trees are), about half the words split into 2-4 subwords, through the real alignment."""
+    order = rng.permutation(n_words)  # order[0] is the root; every other word hangs from a word before it
+    heads = [0] * n_words
+    for k in range(1, n_words):
+        near = sorted(order[:k], key=lambda j: abs(int(j) - int(order[k])))  # mostly a nearby word
+        heads[order[k]] = int(near[min(int(rng.geometric(0.5)) - 1, k - 1)]) + 1
+    words, pieces = [], []
+    for i in range(n_words):
+        parts = [f"w{i}p{p}" for p in range(rng.choice([1, 1, 2, 3, 4]))]
+        words.append("".join(parts))
+        pieces.append(" ".join(p + "@@" for p in parts[:-1]) + (" " if len(parts) > 1 else "") + parts[-1])
+    return aligned(words, heads, " ".join(pieces))
+
+
+@pytest.mark.parametrize("strategy", ["chain", "middle", "first"])
+def test_a_rounded_down_parent_lies_in_the_own_word_or_the_head_word(strategy):
+    """The invariant a tree-walking mechanism relies on (docs/design.md, "Index conventions"): under every
+    strategy, floor(parent) of a subword lies in its own word or its head word (the root word: its own), and the
+    head word of every word is the word of its final subword's rounded-down parent; one sentence at a time and in
+    the collater's concatenated batch."""
+    from fairseq_syntax.data.parent_strategies import ConcatenatedTrees, word_spans
+
+    rng = np.random.default_rng(7)
+    sentences = [_random_aligned(rng, int(n)) for n in rng.integers(1, 25, size=120)]
+    assert sum(len(w) > w[-1] for w, _ in sentences) > 100  # multi-subword words in nearly every sentence
+    for w, h in sentences:
+        hw = np.where(h > 0, h, w)  # the head word of each subword's word (the root word: its own)
+        at = np.floor(subword_parents(w, h, strategy)).astype(np.int64)
+        assert ((w[at] == w) | (w[at] == hw)).all(), (w.tolist(), h.tolist(), at.tolist())
+        _, last = word_spans(w)
+        assert (w[at[last]] == hw[last]).all()  # word-level head from the final subword's parent
+        if strategy != "chain":  # every subword of a word points into its head word
+            assert (w[at] == hw).all()
+    trees = ConcatenatedTrees(np.concatenate([w for w, _ in sentences]), np.concatenate([h for _, h in sentences]),
+                              np.array([len(w) for w, _ in sentences]))
+    at = np.floor(trees.parents(strategy)).astype(np.int64)
+    own, head = trees.gword, trees.ghead
+    assert ((trees.gword[at] == own) | (trees.gword[at] == head)).all()
+    assert (trees.gword[at[trees.last]] == head[trees.last]).all()

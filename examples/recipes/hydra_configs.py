@@ -133,6 +133,19 @@ def syntax_fields(options: dict) -> Dict[str, str]:
             "target_syntax": ",".join(sorted(needs.target)) or "none"}
 
 
+#: model -> the preset whose recipe's training settings a preset without a recipe of its own (an extension,
+#: ``recipe=None``) takes
+BASELINES = {"syntax_transformer": "syntax_transformer", "attention_lstm": "lstm_luong"}
+
+
+def training_recipe(preset) -> str:
+    """The entry of the table of training settings a preset's config carries: its own recipe, or its model's
+    baseline's (``--arch`` replaced by the preset's, as for every recipe)."""
+    from fairseq_syntax.models.presets import PRESETS
+
+    return preset.recipe or PRESETS[BASELINES[preset.model]].recipe
+
+
 def config(arch: str) -> Tuple[str, dict]:
     """(header comment, config) of one named architecture."""
     import fairseq_syntax.plugin  # noqa: F401  (the models, tasks and criterions the recipe's options name)
@@ -140,7 +153,8 @@ def config(arch: str) -> Tuple[str, dict]:
 
     name, tiny = arch[: -len("_tiny")] if arch.endswith("_tiny") else arch, arch.endswith("_tiny")
     preset = PRESETS[name]
-    settings = recipe_settings(preset.recipe, arch)
+    recipe = training_recipe(preset)
+    settings = recipe_settings(recipe, arch)
     given = settings.pop("model")
     if tiny:  # the tiny variant's own values win over the paper's
         given = {k: v for k, v in given.items() if k not in {**preset.tiny, **TINY[preset.model]}}
@@ -158,9 +172,10 @@ def config(arch: str) -> Tuple[str, dict]:
         "model": {"_name": arch, **options},
         **{section: settings[section] for section in SECTIONS if settings[section]},
     }
+    borrowed = "" if preset.recipe else ", its model's baseline (no recipe trains it)"
     header = (f"# {arch}: fairseq-hydra-train config of the named architecture (--arch {arch}; {preset.paper}).\n"
               f"# Written by `python examples/recipes/hydra_configs.py` from the preset table (fairseq_syntax/models/"
-              f"presets.py)\n# and the training settings of recipe {preset.recipe.replace(':', ' model ')} (fairseq_syntax/recipes): "
+              f"presets.py)\n# and the training settings of recipe {recipe.replace(':', ' model ')}{borrowed} (fairseq_syntax/recipes): "
               f"do not edit, regenerate.\n"
               "# Give task.data=DATA-BIN; common.user_dir=fairseq_syntax resolves from the checkout's root, else\n"
               "# give its path. Any value can be overridden on the command line (model.dropout=0.3). See docs/hydra.md.\n")

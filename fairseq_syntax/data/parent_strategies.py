@@ -22,6 +22,13 @@ Strategies (docs/design.md, "Index conventions"):
            subword points to the head word's first subword; the root word's
            subwords point to their own word's first subword (root = own head).
 
+Invariant of every strategy, which a mechanism that walks the tree from subword parents relies on:
+``floor(parent)`` of a subword lies in its own word or in its head word (the root word: its own). Under
+``middle`` and ``first`` every subword of a non-root word points into its head word; under ``chain`` only a
+word's final subword does, the others into their own word. So, under any strategy, the head word of a word is
+the word of its final subword's rounded-down parent. The collater shifts positions by whole numbers, so this
+holds in batch coordinates too (with the collated ``words``).
+
 Depth (Omote et al. 2019, Sec. 3): word depth with root = 0; subwords
 inherit their word's depth.
 """
