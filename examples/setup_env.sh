@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # Sourced by every recipe script, examples/demo/run.sh and tests/run.sh: the environment the commands run in.
 #
-# The active environment is used as it is when its python (the first `python`, else `python3`, on PATH) has
-# fairseq and THIS checkout's fairseq_syntax (an editable install of it: `pip install -e .`); another checkout's
-# plugin does not count. Otherwise the project's own virtual environment is built once (examples/build_env.sh,
-# announced in one line first: what, where, how big, and how to use the active environment instead) and
-# activated. Later calls find the finished environment and only activate it; after setup.py changed they
-# reinstall the plugin into it. Scripts started together build or reinstall once: under a lock (flock) on
+# The active environment is used as it is when its python (`python`, else `python3`) has fairseq and THIS
+# checkout's fairseq_syntax (`pip install -e .`; another checkout's plugin does not count). Otherwise the project's
+# own environment is built once (examples/build_env.sh, announced in one line first) and activated; after setup.py
+# changed the plugin is reinstalled into it. Scripts started together build once, under a lock (flock) on
 # <venv>.setup-lock.
 #
 #   FAIRSEQ_SYNTAX_VENV   where the project's environment lives (default <repo>/.venv; when set, it is used even
@@ -18,14 +16,15 @@ if [ "${FAIRSEQ_SYNTAX_VENV:-}" = none ]; then
   return 0 2>/dev/null || exit 0
 fi
 _fs_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# what the active python imports, asked from / (the folder a python runs from comes first on its path) without
-# importing anything heavy: "prefix PREFIX", then "plugin FOLDER-HOLDING-fairseq_syntax" or "no-plugin", and
-# "no-fairseq" where fairseq is missing
+# the active python's verdict, asked from / (a python's folder comes first on its path), importing nothing:
+# "self" (the project's .venv, active), "use PREFIX" (fairseq and this checkout's plugin), else why not
 _fs_probe='import importlib.util as u, os, sys
-print("prefix", os.path.realpath(sys.prefix))
-p = u.find_spec("fairseq_syntax")
-print("plugin", os.path.dirname(os.path.dirname(os.path.realpath(p.origin))) if p and p.origin else "no-plugin")
-print("fairseq" if u.find_spec("fairseq") else "no-fairseq")'
+root, venv, exe = sys.argv[1:]
+p, prefix = u.find_spec("fairseq_syntax"), os.path.realpath(sys.prefix)
+plugin = os.path.dirname(os.path.dirname(os.path.realpath(p.origin))) if p and p.origin else None
+print("self" if prefix == venv else f"the active python ({exe}) has no fairseq" if not u.find_spec("fairseq")
+      else f"the active python ({exe}) has fairseq but not fairseq_syntax" if not plugin else f"the active python "
+      f"({exe}) imports fairseq_syntax from {plugin}, not from this checkout" if plugin != root else f"use {prefix}")'
 _fs_python="$(command -v python || command -v python3 || true)"
 _fs_why=""  # why the active environment is not used (said in the line announcing a build)
 if [ -n "${FAIRSEQ_SYNTAX_VENV:-}" ]; then
@@ -33,31 +32,21 @@ if [ -n "${FAIRSEQ_SYNTAX_VENV:-}" ]; then
 elif [ -z "$_fs_python" ]; then
   _fs_why="no python on PATH"
 else
-  _fs_seen="$(cd / && "$_fs_python" -c "$_fs_probe" 2>/dev/null)" || _fs_seen=""
-  _fs_prefix="$(sed -n 's/^prefix //p' <<< "$_fs_seen")"
-  _fs_plugin="$(sed -n 's/^plugin //p' <<< "$_fs_seen")"
-  if [ -z "$_fs_seen" ]; then
-    _fs_why="$_fs_python does not run"
-  elif [ "$_fs_prefix" = "$(realpath -m "$_fs_root/.venv")" ]; then
-    _fs_why=""  # the project's environment itself, active: checked and kept up to date below
-  elif grep -qx no-fairseq <<< "$_fs_seen"; then
-    _fs_why="the active python ($_fs_python) has no fairseq"
-  elif [ "$_fs_plugin" = no-plugin ]; then
-    _fs_why="the active python ($_fs_python) has fairseq but not fairseq_syntax"
-  elif [ "$_fs_plugin" != "$(realpath "$_fs_root")" ]; then
-    _fs_why="the active python ($_fs_python) imports fairseq_syntax from $_fs_plugin, not from this checkout"
-  else  # the active environment has fairseq and this checkout's plugin: use it as it is
-    _fs_missing=""
-    for _fs_cmd in $(grep -o '"fairseq-syntax-[a-z-]*=' "$_fs_root/setup.py" | tr -d '"='); do
-      command -v "$_fs_cmd" > /dev/null || _fs_missing="$_fs_missing $_fs_cmd"
-    done
-    if [ -n "$_fs_missing" ]; then
-      echo "[setup] the active environment ($_fs_prefix) lacks the console scripts$_fs_missing (installed from an" \
-        "older setup.py): run pip install -e $_fs_root there" >&2
-    fi
-    export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-    return 0 2>/dev/null || exit 0
-  fi
+  _fs_seen="$(cd / && "$_fs_python" -c "$_fs_probe" "$(realpath "$_fs_root")" "$(realpath -m "$_fs_root/.venv")" \
+    "$_fs_python" 2>/dev/null)" || _fs_seen="$_fs_python does not run"
+  case $_fs_seen in
+    self) ;;  # the project's environment itself, active: checked and kept up to date below
+    "use "*)  # the active environment has fairseq and this checkout's plugin: use it as it is
+      _fs_missing=""
+      for _fs_cmd in $(grep -o '"fairseq-syntax-[a-z-]*=' "$_fs_root/setup.py" | tr -d '"='); do
+        command -v "$_fs_cmd" > /dev/null || _fs_missing="$_fs_missing $_fs_cmd"
+      done
+      [ -z "$_fs_missing" ] || echo "[setup] the active environment (${_fs_seen#use }) lacks the console" \
+        "scripts$_fs_missing (installed from an older setup.py): run pip install -e $_fs_root there" >&2
+      export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+      return 0 2>/dev/null || exit 0 ;;
+    *) _fs_why="$_fs_seen" ;;
+  esac
 fi
 _fs_venv="${FAIRSEQ_SYNTAX_VENV:-$_fs_root/.venv}"
 _fs_stamp="$_fs_venv/.fairseq_syntax_setup_v1"
@@ -92,9 +81,8 @@ _fs_setup() {  # build the environment, or reinstall the plugin after setup.py c
       || echo "[setup] reinstalling failed (see above): going on with $_fs_venv as it is; the next run tries again" >&2
   fi
 }
-# Two scripts started together (the two training queues, a recipe beside the tests) must not build or
-# reinstall into one environment at once: the first to arrive does it under a lock beside the environment,
-# the other waits and then finds it done.
+# Two scripts started together (two training queues, a recipe beside the tests): the first builds under the lock,
+# the other waits and finds it done.
 if [ ! -f "$_fs_stamp" ] || [ "$(cat "$_fs_stamp")" != "$_fs_setup_hash" ]; then
   if command -v flock > /dev/null; then
     mkdir -p "$(dirname "$_fs_venv")"

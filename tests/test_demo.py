@@ -1,5 +1,6 @@
-"""examples/demo/run.sh, the README's first command: it runs to its end at tiny sizes and writes its record
-(examples/demo/record.py); the figures docs/results.md prints from a demo run are a committed record's."""
+"""examples/demo/run.sh (over examples/demo/demo.py), the README's first command: it runs to its end at tiny sizes
+and writes its record (examples/demo/record.py); the figures docs/results.md prints from a demo run are a committed
+record's."""
 import json
 import os
 import sys
@@ -54,6 +55,8 @@ def test_demo_runs_to_its_end_and_writes_its_record(tmp_path):
     assert f"transformer{' ' * 51} sacreBLEU {rec['bleu']['transformer']:6.2f}\n" in p.stdout
     assert "dbsa: " + rec["uas"]["encoder"]["line"] in p.stdout and rec["uas"]["encoder"]["words"] > 0
     assert "10 test sentences" in p.stdout
+    assert f"   {'transformer':<12} {3:>4}/3   {'dep_rel':<12} {3:>4}/3   {'dbsa':<12} {3:>4}/3   \n" in p.stdout
+    assert f"   dbsa: done training in {rec['train_seconds']['dbsa']} seconds\n" in p.stdout
     steps = rec["seconds"]
     assert list(steps)[:6] == list(record.STEPS) and all(steps[s] >= 0 for s in record.STEPS)
     assert steps["total"] >= steps["train"] > 0 and all(s > 0 for s in rec["train_seconds"].values())

@@ -1,7 +1,8 @@
-# The one pipeline every example script runs: train -> translate -> extract the hypotheses -> induce the parse
-# heads' trees (and sacreBLEU for the demo and fidelity runs; the recipes score with fairseq-syntax-evaluate).
-# Sourced by examples/demo/run.sh,
-# examples/synthetic/fidelity.sh and examples/ud_pud/dbsa_uas.sh; ROOT must be the repository root.
+# The steps train -> translate -> extract the hypotheses -> induce the parse heads' trees, in bash, for
+# examples/ud_pud/dbsa_uas.sh (the demo and the fidelity runs take the same command lines from
+# examples/synthetic/synthetic_pipeline.py, the recipes from fairseq_syntax/recipe_steps/commands.py; the size
+# of the small CPU runs, SMALL_TRANSFORMER, is held equal by tests/test_fidelity.py). ROOT must be the
+# repository root.
 #
 #   pipeline_train LOG DATA SAVE_DIR [fairseq-train options...]    fairseq-syntax-train with the plugin, the
 #                                                                  syntax_translation task unless --task is given;

@@ -1,0 +1,77 @@
+"""examples/synthetic/fidelity.py (docs/benchmarks.md "Fidelity") and the steps it shares with the demo
+(examples/synthetic/synthetic_pipeline.py): every model it names trains with a registered architecture and
+criterion, at pipeline.sh's small size; unknown names are refused before anything runs; fairseq-generate's output
+becomes hyp.tok / ref.tok in sentence order. A whole fidelity run is not tested (its test set is 500 sentences);
+the demo's end-to-end test runs the shared steps."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "examples", "synthetic"))
+import fidelity  # noqa: E402
+import synthetic_pipeline  # noqa: E402
+
+
+def option(options, name):
+    return options[options.index(name) + 1]
+
+
+def test_every_model_trains_a_registered_architecture_and_criterion():
+    from fairseq.criterions import CRITERION_REGISTRY
+    from fairseq.models import ARCH_MODEL_REGISTRY
+
+    for model in fidelity.MODELS:
+        options = fidelity.Fidelity().options(model)
+        assert option(options, "--arch") in ARCH_MODEL_REGISTRY, model
+        assert option(options, "--criterion") in CRITERION_REGISTRY, model
+        assert ("--share-all-embeddings" in options) == ("lstm" not in model), model
+        assert options.count("--criterion") == 1 and options.count("--arch") == 1, model
+
+
+def test_the_small_size_is_pipeline_sh_s():
+    """The Python steps' SMALL_TRANSFORMER is the one the shell recipes source (examples/recipes/pipeline.sh)."""
+    script = 'ROOT=. && source examples/recipes/pipeline.sh && printf "%s\\n" "${SMALL_TRANSFORMER[@]}"'
+    printed = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split("\n")[:-1]
+    assert tuple(printed) == synthetic_pipeline.SMALL_TRANSFORMER
+
+
+def test_an_unknown_model_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FIDELITY_DIR", str(tmp_path / "fidelity"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        fidelity.main(["transformer", "dbsa_encoder"])
+    assert exit_.value.code == 2
+    assert "unknown model dbsa_encoder (one of: transformer, dbsa," in capsys.readouterr().err
+    assert not (tmp_path / "fidelity").exists()
+
+
+def test_generate_writes_hypotheses_and_references_in_sentence_order(tmp_path, monkeypatch, capsys):
+    """fairseq-generate prints sentences as their batches finish; hyp.tok and ref.tok are in sentence order (an
+    empty hypothesis an empty line), and a count that differs is a failure."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "fairseq-generate"
+    fake.write_text("#!/bin/sh\necho \"$*\" > \"$ARGS\"\ncat \"$OUTPUT\"\necho 'a log line' >&2\n")
+    fake.chmod(0o755)
+    output = tmp_path / "printed"
+    output.write_text("S-10\tx\nT-10\tref ten\nH-10\t-0.5\thyp ten\nD-10\t-0.5\thyp ten\n"
+                      "S-2\ty\nT-2\tref two\nH-2\t-0.7\t\nT-9\tref nine\nH-9\t-0.1\thyp nine\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("OUTPUT", str(output))
+    monkeypatch.setenv("ARGS", str(tmp_path / "args"))
+    out = tmp_path / "gen"
+    assert synthetic_pipeline.generate(str(out), "DATA", "CKPT", ["--beam", "4"])
+    assert (out / "hyp.tok").read_text() == "\nhyp nine\nhyp ten\n"
+    assert (out / "ref.tok").read_text() == "ref two\nref nine\nref ten\n"
+    assert (out / "generate.log").read_text() == "a log line\n"
+    assert (tmp_path / "args").read_text().split() == [
+        "DATA", "--user-dir", synthetic_pipeline.USER_DIR, "--task", "syntax_translation", "--path", "CKPT",
+        "--remove-bpe", "--beam", "4"]
+    output.write_text("T-0\tref\nT-1\tref\nH-0\t-1\thyp\n")
+    assert not synthetic_pipeline.generate(str(out), "DATA", "CKPT", [])
+    assert "1 hypotheses for 2 references" in capsys.readouterr().err
