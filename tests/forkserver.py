@@ -33,20 +33,34 @@ import struct
 import sys
 
 #: the two servers (one per set of imports, so that a command finds imported only what it imports itself first):
-#: name -> (the modules the server imports before it forks, its console scripts, its preprocess/*.py scripts)
+#: name -> the modules the server imports before it forks
 SERVERS = {
-    # the commands that import fairseq (and so torch) before they do anything (``python preprocess/NAME.py`` runs
-    # as fairseq-syntax-NAME)
-    "fairseq": (("torch", "torch._dynamo", "fairseq", "fairseq.trainer", "fairseq.sequence_generator",
-                 "fairseq.checkpoint_utils", "fairseq.tasks.translation", "fairseq.data.indexed_dataset"),
-                ("fairseq-train", "fairseq-generate", "fairseq-interactive", "fairseq-preprocess", "fairseq-validate",
-                 "fairseq-syntax-train", "fairseq-syntax-generate", "fairseq-syntax-interactive",
-                 "fairseq-syntax-induce-parses", "fairseq-syntax-binarize",
-                 "fairseq-syntax-prepare", "fairseq-syntax-pack", "fairseq-syntax-cky-attention"),
-                ("prepare.py", "binarize.py")),
+    # the commands that import fairseq (and so torch) before they do anything
+    "fairseq": ("torch", "torch._dynamo", "fairseq", "fairseq.trainer", "fairseq.sequence_generator",
+                "fairseq.checkpoint_utils", "fairseq.tasks.translation", "fairseq.data.indexed_dataset"),
     # the scorer: sacreBLEU, NLTK's RIBES (NLTK imports SciPy) and the plot (matplotlib), 3 s of imports
-    "scoring": (("numpy", "sacrebleu", "nltk", "matplotlib.pyplot"), ("fairseq-syntax-evaluate",), ()),
+    "scoring": ("numpy", "sacrebleu", "nltk", "matplotlib.pyplot"),
 }
+#: which server runs a console script where it is not the fairseq server: the scorer's, or None for the
+#: plugin's commands that import no fairseq (they start fast as they are)
+SERVER_OF = {
+    "fairseq-syntax-evaluate": "scoring",
+    **dict.fromkeys(("fairseq-syntax-parse", "fairseq-syntax-align", "fairseq-syntax-synth",
+                     "fairseq-syntax-multitask", "fairseq-syntax-options", "fairseq-syntax-detokenize",
+                     "fairseq-syntax-plot", "fairseq-syntax-settings"), None),
+}
+#: the ``preprocess/*.py`` scripts a server runs (``python preprocess/NAME.py`` runs as fairseq-syntax-NAME)
+PREPROCESS_SCRIPTS = {"prepare.py": "fairseq", "binarize.py": "fairseq"}
+
+
+def forked_scripts():
+    """console script -> its server, for every console script the tests run in-process (tests/helpers.py
+    CONSOLE_SCRIPTS: fairseq's and the plugin's installed entry points) that a server runs."""
+    from helpers import CONSOLE_SCRIPTS
+
+    return {name: SERVER_OF.get(name, "fairseq") for name in CONSOLE_SCRIPTS if SERVER_OF.get(name, "fairseq")}
+
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _HEADER = struct.Struct("!I")
 
@@ -55,33 +69,33 @@ STAND_IN = """#!{python} -IS
 import sys
 sys.path.insert(0, {tests!r})
 from forkserver import client
-client({name!r}, {real!r})
+client({name!r}, {real!r}, {server!r})
 """
 
 
 def stand_ins(folder, bin_dir):
     """Write the stand-ins (every forked console script, and ``python``) into ``folder``; return it."""
     os.makedirs(folder, exist_ok=True)
-    for name in (*(c for _, scripts, _ in SERVERS.values() for c in scripts), "python"):
+    for name, server in (*forked_scripts().items(), ("python", None)):
         path = os.path.join(folder, name)
         with open(path, "w") as f:
             f.write(STAND_IN.format(python=sys.executable, name=name, real=os.path.join(bin_dir, name),
-                                    tests=os.path.dirname(os.path.abspath(__file__))))
+                                    server=server, tests=os.path.dirname(os.path.abspath(__file__))))
         os.chmod(path, 0o755)
     return folder
 
 
-def _is_forked(name, argv):
-    """(server, kind, target) of a command a server runs, or None: ``argv`` without the program."""
+def _is_forked(name, argv, server):
+    """(server, kind, target) of a command a server runs, or None: ``argv`` without the program, ``server``
+    the console script's (None for ``python``)."""
     if "--text-only" in argv:  # prepare's text stage imports no fairseq
         return None
-    for server, (_, scripts, files) in SERVERS.items():
-        if name == "python" and argv and os.path.basename(argv[0]) in files \
+    if name == "python":
+        if argv and os.path.basename(argv[0]) in PREPROCESS_SCRIPTS \
                 and os.path.basename(os.path.dirname(os.path.abspath(argv[0]))) == "preprocess":
-            return server, "script", os.path.abspath(argv[0])
-        if name in scripts:
-            return server, "console", name
-    return None
+            return PREPROCESS_SCRIPTS[os.path.basename(argv[0])], "script", os.path.abspath(argv[0])
+        return None
+    return (server, "console", name) if server else None
 
 
 # ---------------------------------------------------------------- the tests' side
@@ -141,11 +155,11 @@ def _stop(process):
 
 
 # ---------------------------------------------------------------- the stand-in's side
-def client(name, real):
-    """The stand-in: run ``name`` through the server when it is one of its commands and the server answers;
-    else execute ``real`` (the installed command) in this process."""
+def client(name, real, server=None):
+    """The stand-in: run ``name`` through its ``server`` when the server answers; else execute ``real`` (the
+    installed command) in this process."""
     argv = sys.argv[1:]
-    forked = _is_forked(name, argv)
+    forked = _is_forked(name, argv, server)
     address = forked and os.environ.get(f"FAIRSEQ_SYNTAX_TEST_FORKSERVER_{forked[0].upper()}")
     if not address:
         os.execv(real, [real, *argv])
@@ -184,14 +198,14 @@ def _read(conn, n):
 def serve(address, server, parent):
     import importlib
 
-    modules, scripts, _ = SERVERS[server]
-    for module in modules:
+    for module in SERVERS[server]:
         importlib.import_module(module)
     # the root logger as a fresh interpreter has it (fairseq's import configured it: see below)
     logging.root.handlers.clear()
     logging.root.setLevel(logging.WARNING)
     from importlib.metadata import entry_points
 
+    scripts = [name for name, s in forked_scripts().items() if s == server]
     entries = {e.name: e for e in entry_points(group="console_scripts") if e.name in scripts}
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
@@ -254,32 +268,25 @@ def _run(request, entries):
     """Run the command in this (forked) process as its own interpreter would; return its exit status."""
     import runpy
 
-    os.chdir(request["cwd"])
+    from helpers import run_entry_point
+
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.argv = list(request["argv"])
     if "torch" in sys.modules and os.environ.get("OMP_NUM_THREADS", "").isdigit():  # read at the server's import
         sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     for sig in SIGNALS:
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     _fairseq_import_configures_logging()
-    code = 0
-    try:
-        if request["kind"] == "script":
-            sys.path[0] = os.path.dirname(request["target"])
+    if request["kind"] == "script":
+        sys.path[0] = os.path.dirname(request["target"])
+
+        def main():
             runpy.run_path(request["target"], run_name="__main__")
-        else:
-            sys.path[0] = os.path.dirname(request["argv"][0])
-            sys.exit(entries[request["target"]].load()())
-    except SystemExit as e:
-        code = _exit_code(e)
-    except BaseException:  # what the interpreter does with an uncaught exception
-        code = 1
-        try:
-            sys.excepthook(*sys.exc_info())
-        except SystemExit as e:
-            code = _exit_code(e)
+    else:
+        sys.path[0] = os.path.dirname(request["argv"][0])
+        main = entries[request["target"]].load()
+    code = run_entry_point(main, request["argv"], cwd=request["cwd"])[0]
     try:
         atexit._run_exitfuncs()
     finally:
@@ -307,15 +314,6 @@ def _fairseq_import_configures_logging():
         return real_import(name, *args, **kwargs)
 
     builtins.__import__ = first_import
-
-
-def _exit_code(e):
-    if e.code is None:
-        return 0
-    if isinstance(e.code, int):
-        return e.code & 0xFF
-    print(e.code, file=sys.stderr)
-    return 1
 
 
 if __name__ == "__main__":

@@ -5,22 +5,17 @@ For each case (a named architecture with its criterion, tiny sizes, seed 1), bui
 own option parsing with ``--user-dir`` and ``--task syntax_translation`` over the golden data-bin: the
 logging outputs of the criterion (loss, NLL, parse and sync terms) over ``STEPS`` Adam steps on the whole
 batch, and beam search (beam 3) on its first ``BEAM_SENTENCES`` sentences after ``BEAM_AFTER`` steps: tokens
-and scores.
-
-Across CPUs the same code computes the same first steps to about 1e-6 (relative), but Adam at this learning
-rate on one batch amplifies rounding about tenfold per step from the fourth on: between a 2-core Intel Xeon
-and a 2-core AMD EPYC (both AVX-512) the terms differed by up to 4e-6 at step 4, 5e-5 at step 5 and 5e-2 at
-step 29, and beam search after 30 steps chose other tokens in 11 of 20 cases. So the test holds the first
-``EXACT_STEPS`` steps and the beam (run on the weights after ``BEAM_AFTER`` steps) to 1e-4, and the rest of
-the trajectory only loosely; on one machine every number is the same to the last digit.
+and scores. Adam at this learning rate on one batch amplifies the rounding differences between CPUs, so the
+test holds the first ``EXACT_STEPS`` steps and the beam to 1e-4 and the rest of the trajectory only loosely
+(docs/development.md, "Numbers held still").
 
     python tests/golden_numbers.py --record CASE...  # add or rewrite these cases' records only (a new case, or an
                                                      # intended change of these cases' numbers)
     python tests/golden_numbers.py --record          # rewrite every case (an intended change of every number only)
     python tests/golden_numbers.py [CASE...]         # print what the cases compute now
 
-``--record CASE`` leaves every other case's record as it is, byte for byte: the CKY cases, for one, round
-differently from CPU to CPU, and re-recording them on another CPU changes their numbers for no reason.
+``--record CASE`` leaves every other case's record as it is, byte for byte, since some cases (the CKY ones)
+round differently from CPU to CPU and re-recording them elsewhere would change their numbers for no reason.
 """
 import argparse
 import json

@@ -40,7 +40,7 @@ class Result:
 
 def _entry_point(cmd):
     """The in-process entry point of a command line that runs a fairseq or plugin program: ``(function, argv)``
-    with function reading sys.argv[1:] (fairseq's cli_main) or taking argv; else None."""
+    with function reading sys.argv[1:] (fairseq's cli_main and the plugin's); else None."""
     import importlib
 
     if not cmd:
@@ -51,95 +51,162 @@ def _entry_point(cmd):
     elif head == sys.executable and rest and rest[0].endswith(".py") and \
             os.path.dirname(os.path.abspath(rest[0])) == os.path.join(ROOT, "preprocess"):
         module, rest = f"fairseq_syntax.cli.{os.path.basename(rest[0])[:-3]}", rest[1:]
-    elif os.path.dirname(head) == BIN and os.path.basename(head).startswith("fairseq-"):
-        module = CONSOLE_SCRIPTS.get(os.path.basename(head))
-        if module is None:
-            return None
+    elif os.path.dirname(head) == BIN and os.path.basename(head) in CONSOLE_SCRIPTS:
+        module = CONSOLE_SCRIPTS[os.path.basename(head)]
     else:
         return None
-    if not module.startswith(("fairseq_cli.", "fairseq_syntax.cli.")):
+    if not module.startswith(_CLI_PACKAGES):
         return None
     return importlib.import_module(module).cli_main, [os.path.basename(head) if head != sys.executable else module,
                                                       *rest]
 
 
-#: console script -> module with its cli_main (fairseq's and the plugin's, as setup.py installs them)
-CONSOLE_SCRIPTS = {
-    "fairseq-train": "fairseq_cli.train", "fairseq-generate": "fairseq_cli.generate",
-    "fairseq-interactive": "fairseq_cli.interactive", "fairseq-preprocess": "fairseq_cli.preprocess",
-    "fairseq-validate": "fairseq_cli.validate", "fairseq-score": "fairseq_cli.score",
-    **{f"fairseq-syntax-{name.replace('_', '-')}": f"fairseq_syntax.cli.{name}" for name in (
-        "parse", "align", "binarize", "prepare", "synth", "multitask", "options", "induce_parses", "evaluate",
-        "detokenize", "cky_attention", "plot", "train", "generate", "interactive", "pack", "settings")},
-}
+#: the packages whose console scripts the tests run in-process (fairseq's and the plugin's)
+_CLI_PACKAGES = ("fairseq_cli.", "fairseq_syntax.cli.")
 
 
-def _in_process(function, argv, input, cwd):
-    """Run a console entry point here, as its own process would (argv, stdin, cwd), capturing its output: file
-    descriptors 1 and 2 (C-level output), sys.stdout / sys.stderr and the logging handlers that write to them;
-    returns (returncode, stdout, stderr)."""
-    import io
-    import logging
-    import tempfile
+def console_scripts():
+    """console script -> module with its cli_main, for fairseq's and the plugin's installed console scripts
+    (the entry points setup.py and fairseq's own setup install, read from the environment's metadata)."""
+    from importlib.metadata import entry_points
 
-    saved = sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd()
-    # every logger's handlers and level, restored afterwards (a CLI's logging set-up replaces root's handlers)
-    loggers = [logging.getLogger()] + [x for x in logging.root.manager.loggerDict.values()
-                                       if isinstance(x, logging.Logger)]
-    saved_logging = [(x, list(x.handlers), x.level) for x in loggers]
-    streams = [(h, h.stream) for x in loggers for h in x.handlers if type(h) is logging.StreamHandler]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    return {e.name: e.module for e in entry_points(group="console_scripts")
+            if e.module.startswith(_CLI_PACKAGES) and e.attr == "cli_main" and e.name not in _OWN_PROCESS}
+
+
+#: console scripts that always run as a process: Hydra's entry point owns process state (its global
+#: instance, the working folder, logging)
+_OWN_PROCESS = ("fairseq-hydra-train",)
+
+
+CONSOLE_SCRIPTS = console_scripts()
+
+
+def _exit_status(e):
+    """The exit status of a process that ends with SystemExit ``e``, printing a message code as Python does."""
+    if e.code is None:
+        return 0
+    if isinstance(e.code, int):
+        return e.code & 0xFF
+    print(e.code, file=sys.stderr)
+    return 1
+
+
+def run_entry_point(main, argv, cwd=None, input=None, capture=False, interrupt_raises=False):
+    """Run a console script's entry point in this process as its console script would run it: ``sys.argv =
+    argv``, in ``cwd``, ``sys.exit(main())``; returns ``(status, stdout, stderr)``. The exit status is the
+    interpreter's: SystemExit's code (a message is printed, status 1); an uncaught exception is shown by
+    sys.excepthook (the plugin's hook prints its one-line errors and exits with their status), status 1.
+
+    It serves both ways the tests run a command without a fresh interpreter: :func:`run` (``capture=True``:
+    standard input from ``input``; descriptors 1 and 2, sys.stdout / sys.stderr and the logging handlers that
+    write to them captured and returned; argv, streams, cwd and logging restored afterwards; a KeyboardInterrupt
+    stops the tests) and the fork server's child (tests/forkserver.py: the process is the command's own, its
+    streams are the caller's; stdout and stderr are returned as None)."""
+    if not capture:
+        return _call(main, argv, cwd, interrupt_raises), None, None
+    with _captured(input) as output:
+        code = _call(main, argv, cwd, interrupt_raises=True)
+    return (code, *output)
+
+
+def _call(main, argv, cwd, interrupt_raises):
+    sys.argv = list(argv)
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.exit(main())
+    except SystemExit as e:
+        return _exit_status(e)
+    except KeyboardInterrupt:
+        if interrupt_raises:
+            raise
+        return _uncaught()
+    except BaseException:
+        return _uncaught()
+
+
+def _uncaught():
+    """What the interpreter does with the exception being handled: sys.excepthook shows it, status 1 (or the
+    status the hook exits with)."""
+    try:
+        sys.excepthook(*sys.exc_info())
+    except SystemExit as e:
+        return _exit_status(e)
+    return 1
+
+
+class _captured:
+    """Standard input from a string, and the output of descriptors 1 and 2, sys.stdout / sys.stderr and the
+    logging handlers that write to them, into ``self.output`` = [stdout, stderr] when it ends; sys.argv, the
+    streams, the working folder and every logger's handlers and level as they were (a CLI's logging set-up
+    replaces root's handlers)."""
+
+    def __init__(self, input):
+        self.input = input
+
+    @staticmethod
+    def _loggers():
+        import logging
+
+        return [logging.getLogger()] + [x for x in logging.root.manager.loggerDict.values()
+                                        if isinstance(x, logging.Logger)]
+
+    def __enter__(self):
+        import io
+        import logging
+        import tempfile
+
+        self.saved = sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd()
+        loggers = self._loggers()
+        self.saved_logging = [(x, list(x.handlers), x.level) for x in loggers]
+        self.streams = [(h, h.stream) for x in loggers for h in x.handlers if type(h) is logging.StreamHandler]
+        self.out, self.err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
-        saved_fds = os.dup(1), os.dup(2)
-        os.dup2(out.fileno(), 1)
-        os.dup2(err.fileno(), 2)
+        self.saved_fds = os.dup(1), os.dup(2)
+        os.dup2(self.out.fileno(), 1)
+        os.dup2(self.err.fileno(), 2)
         # Python-level writes through descriptors that share the files' offsets with 1 and 2
-        new_out = open(os.dup(out.fileno()), "w", encoding="utf-8", buffering=1)
-        new_err = open(os.dup(err.fileno()), "w", encoding="utf-8", buffering=1)
-        for h, stream in streams:
-            h.setStream(new_out if stream is saved[2] else new_err)
-        code = 0
+        self.new_out = open(os.dup(self.out.fileno()), "w", encoding="utf-8", buffering=1)
+        self.new_err = open(os.dup(self.err.fileno()), "w", encoding="utf-8", buffering=1)
+        for h, stream in self.streams:
+            h.setStream(self.new_out if stream is self.saved[2] else self.new_err)
+        sys.stdin, sys.stdout, sys.stderr = io.StringIO(self.input or ""), self.new_out, self.new_err
+        self.output = []
+        return self.output
+
+    def __exit__(self, *exc):
+        import logging
+
+        new_out, new_err, saved = self.new_out, self.new_err, self.saved
         try:
-            sys.argv, sys.stdin, sys.stdout, sys.stderr = list(argv), io.StringIO(input or ""), new_out, new_err
-            os.chdir(cwd)
-            function()
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-            if not isinstance(e.code, int) and e.code is not None:
-                print(e.code, file=sys.stderr)
-        except KeyboardInterrupt:
-            raise
-        except BaseException:  # what the process would print: sys.excepthook (the plugin's one-line errors)
-            code = 1
-            try:
-                sys.excepthook(*sys.exc_info())
-            except SystemExit as e:  # the plugin's hook sets the exit status of its one-line errors
-                code = e.code
-        finally:
             new_out.flush()
             new_err.flush()
             sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
-            for h, stream in streams:
+            for h, stream in self.streams:
                 h.setStream(stream)
-            for x, handlers, level in saved_logging:
+            for x, handlers, level in self.saved_logging:
                 x.handlers[:] = handlers
                 x.setLevel(level)
-            for x in [logging.getLogger()] + [y for y in logging.root.manager.loggerDict.values()
-                                              if isinstance(y, logging.Logger)]:
+            for x in self._loggers():
                 for h in x.handlers:  # handlers made during the run (a library imported then): real streams
                     if type(h) is logging.StreamHandler and h.stream in (new_out, new_err):
                         h.setStream(saved[2] if h.stream is new_out else saved[3])
-            os.dup2(saved_fds[0], 1)
-            os.dup2(saved_fds[1], 2)
-            for fd in saved_fds:
+            os.dup2(self.saved_fds[0], 1)
+            os.dup2(self.saved_fds[1], 2)
+            for fd in self.saved_fds:
                 os.close(fd)
             new_out.close()
             new_err.close()
             os.chdir(saved[4])
-        out.seek(0)
-        err.seek(0)
-        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+            for f in (self.out, self.err):
+                f.seek(0)
+                self.output.append(f.read().decode("utf-8", "replace"))
+        finally:
+            self.out.close()
+            self.err.close()
+        return False
 
 
 def run(cmd, check=True, input=None, cwd=None, process=False, extra_env=None):
@@ -151,7 +218,7 @@ def run(cmd, check=True, input=None, cwd=None, process=False, extra_env=None):
     scripts, the recipes), start a real process, with ``extra_env`` added to its environment."""
     entry = None if process else _entry_point(cmd)
     if entry is not None:
-        code, out, err = _in_process(*entry, input, cwd or ROOT)
+        code, out, err = run_entry_point(*entry, cwd=cwd or ROOT, input=input, capture=True)
         p = Result(cmd, code, out, err)
     else:
         p = subprocess.run(cmd, capture_output=True, text=True, env={**env(), **(extra_env or {})}, input=input,

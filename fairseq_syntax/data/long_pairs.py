@@ -1,8 +1,8 @@
 """Sentence pairs longer than the model reads: named, counted, and not dropped silently.
 
 fairseq leaves out the training pairs longer than ``--max-source-positions`` / ``--max-target-positions``
-with a warning in the log, however many they are (a limit set too low once dropped 77% of a corpus), and stops
-on one in a test split with an exception. :func:`filter_long_pairs` keeps fairseq's filter and says how many:
+with a warning in the log, however many they are (a limit set too low can drop most of a corpus unnoticed), and
+stops on one in a test split with an exception. :func:`filter_long_pairs` keeps fairseq's filter and says how many:
 in training a warning with the count and share, and a refusal (one line) above ``max_fraction`` of the split
 unless the user raises it; elsewhere one line naming the first such pair and the options to give.
 """

@@ -7,15 +7,12 @@ at inference, also under ``sample["net_input"]``).
 
 Coordinates (docs/design.md, "Index conventions", inside fairseq):
 
-* **source** fields align with ``net_input["src_tokens"]``: the sentence's n
-  BPE tokens followed by EOS, left-padded by default. Every parent index is
-  shifted by the row's pad offset; EOS is its own parent (depth 0, word 0,
-  label ``<eos>``); padding positions hold -1 as parent and 0 elsewhere.
-* **target** fields align with ``net_input["prev_output_tokens"]`` (decoder
-  input coordinates): position 0 holds the EOS that starts decoding and is
-  its own parent; position j >= 1 holds y_j, the j-th target BPE token, so a
-  parent subword k (0-based) appears as k + 1. Arcs to later positions are
-  kept: the consumer masks them (future masking, Deguchi et al. 2019 Fig. 3).
+* **source** fields align with ``net_input["src_tokens"]`` (n BPE tokens, EOS,
+  left-padded by default): parents are shifted by the row's pad offset; EOS is
+  its own parent; padding holds -1 as parent and 0 elsewhere.
+* **target** fields align with ``net_input["prev_output_tokens"]``: position 0
+  is the EOS that starts decoding (its own parent), so subword k appears as
+  k + 1; arcs to later positions are kept for the consumer to mask.
 * ``src_supervised`` / ``tgt_supervised`` mark the positions that carry a
   real token (not EOS, not padding): only those are supervised.
 
@@ -23,21 +20,15 @@ Fields (per side, as requested by the task): ``parents`` (long; float64 for
 the ``middle`` strategy), ``depths`` (long), ``labels`` (long, ids of the
 label dictionary), ``words`` (long, 1-based node index of each token).
 
-Exact in half precision: fairseq's trainer casts a batch's float32 tensors to
-fp16 / bf16 (``--fp16``, ``--bf16``), and neither holds every middle parent
-(no x.5 from 128.5 on in bf16's 8 significant bits, from 1024.5 on in fp16's
-11): middle parents are float64, which that cast leaves alone; PASCAL turns
-them into float32 (exact up to 2^23) where it computes its weights.
+Middle parents are float64 because fairseq's trainer casts a batch's float32
+tensors to fp16 / bf16, which cannot hold every x.5 position; that cast leaves
+float64 alone, and PASCAL converts them where it computes its weights.
 
-Cost: ``__getitem__`` only reads each sentence's tokens and checks its
-raw (word, head, label) arrays (zero-copy views of the memory-mapped
-datasets); the collater builds fairseq's token batch with a few numpy calls
-(:mod:`~fairseq_syntax.data.token_collation`, where the configuration
-allows; fairseq's own collater otherwise), derives every syntax field for the
-whole batch at once on the concatenated sentences (one pass for the word
-spans, depths by pointer jumping) and writes each (B, T) matrix with one
-fancy-index assignment, so its cost barely grows with the batch
-(``examples/benchmark/collation.py``).
+``__getitem__`` only reads zero-copy views of the memory-mapped datasets; the
+collater derives every syntax field for the whole batch at once (vectorised
+over the concatenated sentences, fairseq's token batch through
+:mod:`~fairseq_syntax.data.token_collation` where it applies), so its cost
+barely grows with the batch.
 """
 from __future__ import annotations
 

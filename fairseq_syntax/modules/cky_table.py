@@ -1,50 +1,26 @@
-"""The CKY-CNN table of CKY-based convolutional attention.
+"""The CKY-CNN table of CKY-based convolutional attention (Watanabe et al. 2017, Sec. 3, Eq. 12).
 
-Watanabe et al. (2017), "CKY-based Convolutional Attention for Neural Machine
-Translation", Sec. 3, Fig. 2-3, Eq. 12:
+* A **Deduction Unit** (DU) maps the d-dim states of two cells to one:
+  ``DU(a, b) = CNN3(relu(CNN2(relu(CNN1 a), relu(CNN1 b)))) + CNN4(a, b)``, CNN1 1x1 (d/2) on each cell,
+  CNN2 1x2 (d/2) over the pair, CNN3 1x1 (d), CNN4 1x2 (d) the residual shortcut. A 1x1 filter over a cell is
+  a linear map of its state and a 1x2 filter one of the two states side by side, so the CNNs are
+  ``nn.Linear`` layers; the paper names no activation after the sum, so there is none.
+* ``h^cky_{1,j} = h_j`` (the encoder states) and ``h^cky_{i,j} = Max_k DU(h^cky_{k,j}, h^cky_{i-k,j+k})``:
+  of the i-1 split candidates, a cell keeps the DU output whose elements have the largest sum (Fig. 3).
+* ``norm="layer"`` (the default) layer-normalises the winner, as every convolution of the residual unit
+  the paper cites is normalised; without it (``norm="none"``, the literal DU) a cell over i tokens is i - 1
+  nested linear maps and its norm can grow level by level until the joint softmax saturates (docs/cky.md).
+  The split is chosen on the un-normalised sums, so the choice is the paper's.
 
-* a **Deduction Unit** (DU) maps the d-dim states of two cells to one d-dim
-  state: CNN1 (1x1, d/2 channels) on each cell, CNN2 (1x2, d/2) over the pair,
-  CNN3 (1x1, d), plus a residual branch CNN4 (1x2, d) over the pair (the
-  projection shortcut of He et al. 2016, since two cells become one):
-  ``DU(a, b) = CNN3(relu(CNN2(relu(CNN1 a), relu(CNN1 b)))) + CNN4(a, b)``.
-  A 1x1 filter over a cell is a linear map of its state and a 1x2 filter a
-  linear map of the two states side by side, so the CNNs are ``nn.Linear``
-  layers. The paper names no activation after the sum; there is none.
-* **Normalisation** (``norm="layer"``, the default): the DU's output is
-  layer-normalised, ``h = LN(DU(a, b))``, as every convolution of He et al.
-  (2016)'s residual unit (the design the paper's footnote 4 cites) is
-  followed by a normalisation. The paper's text names none (``norm="none"``
-  gives the literal DU); without one, a cell over i tokens is i - 1 nested
-  linear maps of the encoder states, and on real text (Multi30k, 29k BPE
-  sentences, the paper's Adam lr 0.01) training drove the cells' norms up
-  level by level (mean norm at level 2: 1.3e3, level 3: 5.8e4, level 33:
-  2.0e11, against 8.5 for the states; at initialisation they shrink from 8.5
-  to 2.6), the joint softmax of Eq. 13-14 saturated on the top cells and the
-  model stopped learning (training loss stuck at 10 bits over 800 updates).
-  The split is chosen on the un-normalised outputs' sums (Eq. 12); only the
-  winner is normalised, so the choice is the paper's.
-* h^cky_{1,j} = h_j (layer 1 = the encoder states) and
-  ``h^cky_{i,j} = Max_{1<=k<=i-1} DU(h^cky_{k,j}, h^cky_{i-k,j+k})`` (Eq. 12):
-  of the i-1 candidates (one per split point), the cell keeps the DU output
-  whose elements have the largest sum (Fig. 3).
+Level i (span length i) is one batched operation over its T-i+1 cells and i-1 splits. A DU output's sum is
+linear in CNN3 and CNN4, so it is computed exactly from per-cell vectors (``DeductionUnit.selection_
+features``) in O(d) per candidate and only each cell's winner runs the DU, with gradients (the max passes
+its gradient to the winner, as max-pooling does): equal to evaluating every candidate, much cheaper.
 
-**Batched levels.** Level i (span length i, 1-based) has T-i+1 cells and i-1
-split points; it is computed in one batched operation over all its cells and
-splits. The sum of a DU output's elements is linear in the CNN3/CNN4 outputs,
-so it is computed exactly from per-cell vectors (``DeductionUnit.selection_
-features``) with O(d) work per candidate instead of a full DU; only the winning
-candidate of each cell is then evaluated by the DU, with gradients (the max
-passes its gradient to the winner only, as max-pooling does). The result and
-its gradients equal evaluating every candidate and taking the max.
-
-**Layout.** The table is returned flat, level-major: level i starts at
-``level_offset(i, T)`` and its cell j covers source positions j..j+i-1 (right-
-padded coordinates). A cell is padding for sentence b when j + i > len_b.
-Dropout (the paper's CNN dropout) is applied to every DU output.
-
-The levels are written into one preallocated table by a custom autograd
-function whose backward replays them top-down (``_CKYFunction``): growing the
+The table is flat and level-major: level i starts at ``level_offset(i, T)`` and its cell j covers source
+positions j..j+i-1 (right-padded coordinates); a cell is padding for sentence b when j + i > len_b. Dropout
+(the paper's CNN dropout) is applied to every DU output. The levels are written into one preallocated table
+by a custom autograd function whose backward replays them top-down (``_CKYFunction``), since growing the
 table by concatenation would copy O(T^3 d) per sentence.
 """
 import torch

@@ -25,11 +25,10 @@ Two forms of the scores (``--dbsa-bias``, ``--dbsa-scaled``):
   default of the DBSA presets);
 * 2021 (Deguchi, Tamura & Ninomiya 2021, "Synchronous Syntactic Attention",
   Eq. 4): softmax(Q U K^T / sqrt(d_k)), no bias term: ``bias="none"``,
-  ``scaled=True`` (the default of the SyncAttn presets). The attention layer that hosts the head is
-:class:`fairseq_syntax.modules.syntax_attention.SyntaxSelfAttention`; in the
-decoder it gets fairseq's causal ``attn_mask`` (training) or attends to the
-cached prefix (incremental decoding), so the parse head is future-masked
-either way.
+  ``scaled=True`` (the default of the SyncAttn presets).
+
+The head is hosted by :class:`fairseq_syntax.modules.syntax_attention.SyntaxSelfAttention`; in the decoder
+the causal mask or the incremental cache keeps it future-masked.
 """
 import torch
 from torch import Tensor, nn

@@ -19,15 +19,11 @@ they compose within a layer:
   (relative key terms included) are multiplied by D^p before masking and
   softmax.
 
-What the mechanisms need beyond the hidden states is a parameter of
-``forward``: ``syntax``, an :class:`AttentionInputs` built once per batch by
-the encoder (tree-depth buckets for the dependency relative positions,
-parent positions for PASCAL); linear buckets are computed here from the
-lengths. What the parse head computes is returned: ``forward`` gives an
-:class:`AttentionOutput` (output, weights, parse log-probabilities), and the
-layer that hosts this attention returns the last one up (see
-:mod:`fairseq_syntax.models.syntax_layers`; the data flow is drawn in
-docs/design.md).
+``forward`` takes ``syntax``, an :class:`AttentionInputs` built once per batch
+by the encoder (depth buckets, parent positions), and returns an
+:class:`AttentionOutput` (output, weights, parse log-probabilities) that the
+hosting layer passes up (:mod:`fairseq_syntax.models.syntax_layers`;
+docs/design.md draws the data flow).
 
 The arguments follow fairseq's :class:`~fairseq.modules.MultiheadAttention`
 (time-major input, ``key_padding_mask``, ``attn_mask``, incremental state
