@@ -35,6 +35,9 @@ ALLOWED = {
     "recipes": {"errors", "recipes"},
     "tasks": LEAVES | {"data", "inference.source", "inference.raw_input", "preparation", "tasks", "criterions",
                        "startup"},
+    "inference.hub_interface": LEAVES | {"data", "inference.source", "tasks"},
+    "inference.hub": {"inference.hub_interface", "models"},
+    "inference.pack": LEAVES | {"parsing", "preparation"},
 }
 
 
@@ -88,3 +91,99 @@ def test_importing_the_models_changes_nothing_and_the_user_dir_import_starts_the
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "PYTHONWARNINGS": "ignore"}).stdout.split("\n")
     assert out[:2] == ["True False False", "False True True"], out
+
+
+#: imports inside a function that close a cycle on purpose (the importer, ``importer -> imported``): none of the
+#: package's own; the recipe steps load their source module by name when a step runs
+DEFERRED_BACK_EDGES = {("fairseq_syntax.recipe_steps.sources", "fairseq_syntax.recipe_steps.recipe")}
+
+
+def _import_graph(root=ROOT, function_level=False):
+    """Each fairseq_syntax module -> the fairseq_syntax modules it imports: at module level (``if``/``try`` blocks
+    there count), and with ``function_level`` also those imported inside functions, when they run."""
+    modules = {}
+    for path in glob.glob(os.path.join(root, "fairseq_syntax", "**", "*.py"), recursive=True):
+        rel = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
+        modules[rel[: -len(".__init__")] if rel.endswith(".__init__") else rel] = path
+    graph = {}
+    for module, path in modules.items():
+        package = module if path.endswith("__init__.py") else module.rsplit(".", 1)[0]
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        if function_level:
+            nodes = list(ast.walk(tree))
+        else:
+            nodes, stack = [], list(tree.body)
+            while stack:
+                node = stack.pop()
+                nodes.append(node)
+                if isinstance(node, (ast.If, ast.Try)):
+                    stack.extend(ast.iter_child_nodes(node))
+                elif isinstance(node, ast.ExceptHandler):
+                    stack.extend(node.body)
+        targets = set()
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+                for a in node.names:  # ``from pkg import submodule`` imports the submodule
+                    targets.add(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base)
+        graph[module] = {t for t in targets if t in modules and t != module}
+    return graph
+
+
+def _cycles(graph):
+    """Every import cycle found by a depth-first search, each as the list of modules around it."""
+    found, state = [], {}
+
+    def visit(node, path):
+        state[node] = "open"
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                found.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, path)
+        path.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    return found
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_among_the_package_modules():
+    """No fairseq_syntax module imports, at module level, a module that (through others) imports it back: such a
+    circle makes the import order decide whether a name exists yet."""
+    cycles = _cycles(_import_graph())
+    assert not cycles, [" -> ".join(c) for c in cycles]
+
+
+def test_no_function_level_import_closes_a_cycle():
+    """An import deferred into a function does not close a circle either (a model's ``from_pretrained`` reaches
+    the hub interface, which imports the task, not the models), except the deliberate DEFERRED_BACK_EDGES."""
+    graph = _import_graph(function_level=True)
+    for importer, imported in DEFERRED_BACK_EDGES:
+        graph[importer].discard(imported)
+    cycles = _cycles(graph)
+    assert not cycles, [" -> ".join(c) for c in cycles]
+
+
+def test_only_the_hub_imports_the_task_from_inference():
+    """The task reads raw input through inference/ (source, target, raw_input); of inference/, only the hub, which
+    loads a model with its task, imports tasks/; the others (pack) take the task's checkpoint keys from below
+    both (preparation/trained_on.py)."""
+    graph = _import_graph(function_level=True)
+    up = sorted(f"{m} -> {t}" for m in graph if m.startswith("fairseq_syntax.inference.")
+                and m not in ("fairseq_syntax.inference.hub", "fairseq_syntax.inference.hub_interface")
+                for t in graph[m] if t.startswith("fairseq_syntax.tasks"))
+    assert not up, up

@@ -36,135 +36,23 @@ file (which also holds the plotted matrices).
 The command is ``fairseq-syntax-plot`` (:mod:`fairseq_syntax.cli.plot`); each picture is one function
 here (:func:`plot_heads`, :func:`plot_pascal`, :func:`plot_conllu`).
 """
-import json
-import os
-import textwrap
-
-import numpy as np
-
+from fairseq_syntax.analysis.drawing import (
+    draw_arcs,
+    draw_heatmap,
+    pyplot_agg,
+    read_metadata,  # noqa: F401  (importable from here, as documented)
+    save,
+    tree_colours,
+    wrapped_title,
+)
 from fairseq_syntax.data.conllu import read_conllu
 from fairseq_syntax.data.syntax_request import SyntaxNeeds
 from fairseq_syntax.errors import OptionError, SyntaxDataError
-
-METADATA_KEY = "fairseq-syntax-plot"
 
 
 def help_text() -> str:
     """This module's docstring without its last paragraph (which names the command): the command's help."""
     return __doc__.strip().rsplit("\n\n", 1)[0]
-
-
-# --- drawing -------------------------------------------------------------------------------------
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _title(head, text, width=110):
-    return head + ":\n" + "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
-
-
-def draw_arcs(ax, words, trees, labels=None):
-    """A dependency-arc diagram: the words on a line, ``trees`` = [(heads, where, colours)] drawn above
-    (``where`` = 1) or below (-1) it; heads are 1-based (0 = root), colours one per word.
-
-    An arc runs from the head to the dependent (arrowhead at the dependent);
-    the root gets a vertical arrow. ``labels`` (one per word of the first
-    tree) are written at the top of its arcs.
-    """
-    from matplotlib.patches import Arc
-
-    n = len(words)
-    top = {1: 1.0, -1: 1.0}
-    for heads, where, colours in trees:
-        for w, h in enumerate(heads, 1):
-            d, colour = w - 1, colours[w - 1]
-            if h == 0:
-                height = 0.6 * max(1, n) ** 0.5
-                ax.annotate("", xy=(d, where * 0.25), xytext=(d, where * (0.25 + height)),
-                            arrowprops=dict(arrowstyle="->", color=colour, lw=1.2))
-                ax.text(d, where * (0.3 + height), "ROOT", ha="center", va="bottom" if where > 0 else "top",
-                        fontsize=6, color=colour)
-                top[where] = max(top[where], 0.5 + height)
-                continue
-            span = abs(h - w)
-            height = span  # the arc's top is span/2 above the line
-            theta = (0, 180) if where > 0 else (180, 360)
-            ax.add_patch(Arc(((h - 1 + d) / 2, where * 0.25), span, height, theta1=theta[0], theta2=theta[1],
-                             color=colour, lw=1.2))
-            ax.plot([d], [where * 0.3], marker="v" if where > 0 else "^", color=colour, markersize=4)
-            if labels is not None and where == trees[0][1] and labels[w - 1] not in ("_", ""):
-                ax.text((h - 1 + d) / 2, where * (0.3 + height / 2), labels[w - 1], ha="center",
-                        va="bottom" if where > 0 else "top", fontsize=6, color=colour)
-            top[where] = max(top[where], 0.5 + height / 2)
-    # horizontal words, the font shrunk until the longest fits its slot (arcs meet the line beside the words)
-    slot = ax.get_position().width * ax.figure.get_figwidth() * 72 / max(n, 1)  # points per word
-    size = min(8.0, max(3.0, slot / (0.62 * max([len(w) for w in words] + [1]))))
-    for k, word in enumerate(words):
-        ax.text(k, 0, word, ha="center", va="center", fontsize=size,
-                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none"))
-    ax.set_xlim(-0.8, n - 0.2)
-    below = any(where < 0 for _, where, _ in trees)
-    ax.set_ylim(-top[-1] - 0.3 if below else -1.0, top[1] + 0.3)
-    ax.axis("off")
-
-
-def tree_colours(heads, gold, base):
-    """One colour per word: ``base`` without gold, else green where the head agrees with gold, red where not."""
-    if gold is None:
-        return [base] * len(heads)
-    return ["tab:green" if h == g else "tab:red" for h, g in zip(heads, gold)]
-
-
-def draw_heatmap(ax, matrix, row_labels, col_labels, marks=(), cmap="Blues", vmax=None, colorbar=True):
-    """``matrix`` (rows x columns) as an image, axes labelled with the tokens; ``marks`` = [(kind, row, col)]
-    with kind ``gold`` (red box), ``gold-hidden`` (dashed red box), ``argmax`` (dot) or ``parent`` (x)."""
-    from matplotlib.patches import Rectangle
-
-    im = ax.imshow(matrix, cmap=cmap, vmin=0, vmax=vmax if vmax is not None else max(float(np.nanmax(matrix)), 1e-9),
-                   aspect="equal", interpolation="nearest")
-    small = 7 if max(len(row_labels), len(col_labels)) < 30 else 5
-    ax.set_xticks(range(len(col_labels)))
-    ax.set_xticklabels(col_labels, rotation=90, fontsize=small)
-    ax.set_yticks(range(len(row_labels)))
-    ax.set_yticklabels(row_labels, fontsize=small)
-    for kind, r, c in marks:
-        if kind in ("gold", "gold-hidden"):
-            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, ec="red", lw=1.4,
-                                   ls="-" if kind == "gold" else "--"))
-        elif kind == "argmax":
-            ax.plot([c], [r], marker="o", color="orange", markersize=3)
-        elif kind == "parent":
-            ax.plot([c], [r], marker="x", color="red", markersize=5)
-    if colorbar:
-        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    return im
-
-
-def save(fig, output, record, json_path=None, dpi=150):
-    """Write the PNG (``record`` without its matrices in the PNG metadata) and the optional JSON file."""
-    meta = {k: v for k, v in record.items() if k != "matrices"}
-    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    fig.savefig(output, dpi=dpi, metadata={"Title": record.get("title", ""), "Software": "fairseq-syntax-plot",
-                                           METADATA_KEY: json.dumps(meta, ensure_ascii=True)})
-    _pyplot().close(fig)
-    print(f"wrote {output}")
-    if json_path:
-        with open(json_path, "w", encoding="utf-8") as f:
-            json.dump(record, f, ensure_ascii=False, indent=1)
-        print(f"wrote {json_path}")
-
-
-def read_metadata(png):
-    """The JSON record a fairseq-syntax-plot PNG carries (for tests and notebooks)."""
-    from PIL import Image
-
-    with Image.open(png) as im:
-        return json.loads(im.text[METADATA_KEY])
 
 
 # --- heads ---------------------------------------------------------------------------------------
@@ -262,8 +150,8 @@ def plot_heads(path, data, output, split="test", index=0, side="both", decode="m
         side_strategy = request.strategy_of("source") if side == "src" else strategy
         panels.append(heads_side(side, extra, batch, dictionary, syn, index, side_strategy, coords,
                                  decode, s))
-    title = _title(f"{split} sentence {index}", f"source: {src_text}\ntarget: {tgt_text}")
-    plt = _pyplot()
+    title = wrapped_title(f"{split} sentence {index}", f"source: {src_text}\ntarget: {tgt_text}")
+    plt = pyplot_agg()
     size = max(max(len(p[0]["tokens"]) for p in panels) * 0.28 + 2.0, 4.5)
     width = max(size * len(panels), max(len(p[0]["words"]) for p in panels) * 0.75 + 1)
     arc_height = 0.45 * size
@@ -357,8 +245,8 @@ def plot_pascal(data, output, split="test", index=0, path=None, variance=1.0, we
     word_idx, gold = gold_word_heads(ds.src_syntax, index)
     words = words_from_subwords(labels[:-1], word_idx)
     par = parents[0].tolist()
-    title = _title(f"{split} sentence {index}", f"source: {src_text}")
-    plt = _pyplot()
+    title = wrapped_title(f"{split} sentence {index}", f"source: {src_text}")
+    plt = pyplot_agg()
     size = max(length * 0.28 + 2.0, 4.5)
     fig = plt.figure(figsize=(size, size * 1.45 + 0.6))
     grid = fig.add_gridspec(2, 1, height_ratios=[3, 1.3])
@@ -405,8 +293,8 @@ def plot_conllu(conllu, output, index=0, gold_path=None, no_labels=False, json_p
         gold = g.heads
     labels = None if no_labels else (g.labels if gold is not None else sent.labels)  # on the upper tree
     text = " ".join(sent.tokens)
-    title = _title(f"{conllu} sentence {index}", text)
-    plt = _pyplot()
+    title = wrapped_title(f"{conllu} sentence {index}", text)
+    plt = pyplot_agg()
     n = len(sent.words)
     fig, ax = plt.subplots(figsize=(max(0.6 * n + 1.0, 4.0), 3.2 if gold is None else 5.0))
     trees = []

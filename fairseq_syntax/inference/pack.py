@@ -30,6 +30,7 @@ from typing import Dict, Optional
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.parsing.base import load_parser
 from fairseq_syntax.preparation.record import RECORD_FILE, PreparationRecord, inside
+from fairseq_syntax.preparation.trained_on import SAVED_BPE_CODES
 
 MODEL_FILES = ("model_path", "path")  # parser options that name a model file
 
@@ -88,7 +89,6 @@ def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = T
     if not os.path.isfile(checkpoint):
         raise SyntaxDataError(checkpoint, "no such checkpoint file")
     state = _load_checkpoint(checkpoint)
-    from fairseq_syntax.tasks.syntax_translation import SAVED_BPE_CODES
 
     trained = (state.get("task_state") or {}).get(SAVED_BPE_CODES)
     if isinstance(trained, dict) and trained:  # codes other than the training's are refused, not packed

@@ -200,9 +200,9 @@ class AttentionLSTMModel(FairseqEncoderDecoderModel):
     @classmethod
     def from_pretrained(cls, model_name_or_path, checkpoint_file="model.pt", data_name_or_path=".", **kwargs):
         """A hub interface that translates raw text (:mod:`fairseq_syntax.inference.hub`)."""
-        from fairseq_syntax.inference.hub import from_pretrained
+        from fairseq_syntax.inference.hub_interface import load_hub
 
-        return from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, **kwargs)
+        return load_hub(model_name_or_path, checkpoint_file, data_name_or_path, **kwargs)
 
     @classmethod
     def build_model(cls, cfg, task):

@@ -25,7 +25,9 @@ per batch and passes them to each layer with a mechanism (:mod:`fairseq_syntax.m
 parse heads' float32 log-probabilities come back as return values into the encoder output
 (``encoder_parse_logprobs``) and the decoder's features dict (``parse_logprobs``), which the criterions read,
 with their graph also under ``--checkpoint-activations``. With LayerDrop the supervised layers (parse heads, the
-SyncAttn layer) are never dropped, and a dropped layer keeps its number (:class:`_LayerDrop`).
+SyncAttn layer) are never dropped, and a dropped layer keeps its number
+(:class:`~fairseq_syntax.models.layer_stack.LayerDrop`). The decoder:
+:mod:`fairseq_syntax.models.syntax_transformer_decoder`.
 
 Decoder parse rows (``--dbsa-decoder-rows``): ``predicting`` (default, as in the authors' DBSA code,
 de9uch1/dbsa) pairs row i with the decoder state that predicts target token i and the parent with the state
@@ -33,25 +35,26 @@ that predicts the parent; ``input`` pairs both with the state whose input is the
 parents in the matching coordinates. Named architectures (presets): :mod:`fairseq_syntax.models.presets`.
 """
 from argparse import Namespace
-from typing import Optional, Set, Tuple
+from typing import Optional, Set
 
 import torch
 from fairseq.dataclass.utils import gen_parser_from_dataclass
-from fairseq.distributed import fsdp_wrap
 from fairseq.models import register_model
 from fairseq.models.transformer import (
     TransformerConfig,
-    TransformerDecoder,
     TransformerEncoder,
     TransformerModel,
 )
-from fairseq.modules import LayerDropModuleList
-from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 from omegaconf import OmegaConf
 from torch import nn
 
 from fairseq_syntax.data.syntax_request import SyntaxNeeds
 from fairseq_syntax.errors import OptionError
+from fairseq_syntax.models.layer_stack import LayerDrop, parse_form, wrap_layer
+from fairseq_syntax.models.syntax_layers import (
+    AttentionSpec,
+    SyntaxEncoderLayer,
+)
 from fairseq_syntax.models.syntax_transformer_config import (  # noqa: F401  (the config: imported from here too)
     DECODER_ROWS,
     TERMS,
@@ -59,41 +62,15 @@ from fairseq_syntax.models.syntax_transformer_config import (  # noqa: F401  (th
     layer_set,
     relative_terms,
 )
-from fairseq_syntax.models.syntax_layers import (
-    AttentionSpec,
-    SyntaxDecoderLayer,
-    SyntaxEncoderLayer,
+from fairseq_syntax.models.syntax_transformer_decoder import SyntaxTransformerDecoder
+from fairseq_syntax.modules.batched_trees import (
+    eisner_heads,
+    subword_word_index,
+    tree_inputs,
+    word_arc_scores,
 )
-from fairseq_syntax.modules.batched_trees import eisner_heads, subword_word_index, tree_inputs, word_arc_scores
 from fairseq_syntax.modules.relative_positions import depth_buckets
 from fairseq_syntax.modules.syntax_attention import AttentionInputs
-
-class _LayerDrop:
-    """fairseq's LayerDrop (Fan et al. 2020; its ``LayerDropModuleList``: one uniform draw per layer and
-    forward, the layer kept when the draw exceeds p), except for the layers in ``keep`` (0-based): the parse-head
-    layers and the SyncAttn layer produce what the criterion supervises, so they always run."""
-
-    def __init__(self, layers, keep):
-        self.p = layers.p if isinstance(layers, LayerDropModuleList) else 0.0
-        self.keep = frozenset(keep)
-
-    def kept(self, n: int, training: bool):
-        """Which of the n layers run in this forward (all of them without LayerDrop)."""
-        if not self.p:
-            return [True] * n
-        draws = torch.empty(n).uniform_()  # drawn in eval mode too, as fairseq does
-        return [not training or i in self.keep or float(draws[i]) > self.p for i in range(n)]
-
-
-def _wrap(layer, cfg):
-    """fairseq's activation checkpointing and FSDP wrapping of a layer (as its build_*_layer does)."""
-    if cfg.checkpoint_activations:
-        layer = checkpoint_wrapper(layer, offload_to_cpu=cfg.offload_activations)
-    return fsdp_wrap(layer, min_num_params=cfg.min_params_to_wrap if not cfg.checkpoint_activations else 0)
-
-
-def _parse_form(args) -> Tuple[str, bool]:
-    return str(getattr(args, "dbsa_bias", "query")), bool(getattr(args, "dbsa_scaled", False))
 
 
 def _require(value, name: str, what: str):
@@ -189,7 +166,7 @@ class SyntaxTransformerEncoder(TransformerEncoder):
             raise RuntimeError("fewer encoder layers were built than specified")
         if getattr(args, "rel_no_absolute_positions", False):
             self.embed_positions = None
-        self.layer_drop = _LayerDrop(self.layers, {self.dbsa_layer - 1} - {-1})
+        self.layer_drop = LayerDrop(self.layers, {self.dbsa_layer - 1} - {-1})
         if self.self_parse:  # which symbols continue into the next subword (subword-nmt's @@): word boundaries
             self.register_buffer("bpe_continues", torch.tensor([s.endswith("@@") for s in dictionary.symbols],
                                                                dtype=torch.bool), persistent=False)
@@ -198,7 +175,7 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         """What the self-attention of 1-based encoder layer ``index`` hosts."""
         spec = AttentionSpec(index, implementation=str(getattr(args, "rel_implementation", "buckets")))
         if index == self.dbsa_layer:
-            spec.parse_bias, spec.parse_scaled = _parse_form(args)
+            spec.parse_bias, spec.parse_scaled = parse_form(args)
         if index == self.pascal_layer:
             spec.pascal = (int(getattr(args, "pascal_heads", 1)), float(getattr(args, "pascal_variance", 1.0)),
                            float(getattr(args, "pascal_ignore_prob", 0.0)),
@@ -219,7 +196,7 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         if self.return_fc:
             raise ValueError("return_fc encoders are not supported with syntax mechanisms")
         cfg = TransformerConfig.from_namespace(args)
-        return _wrap(SyntaxEncoderLayer(cfg, attention_spec=spec), cfg)
+        return wrap_layer(SyntaxEncoderLayer(cfg, attention_spec=spec), cfg)
 
     def attention_inputs(self, src_depths=None, src_parents=None) -> Optional[AttentionInputs]:
         """The syntax layers' per-batch inputs from the task's source fields (checked against the mechanisms)."""
@@ -311,111 +288,6 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         return out
 
 
-class SyntaxTransformerDecoder(TransformerDecoder):
-    """fairseq's transformer decoder whose layers may host syntax mechanisms; its layer loop
-    (``extract_features_scriptable``) takes the parse head's output from the layer's return value and returns
-    it in the features' dict as ``parse_logprobs`` ([B x T x T], with a parse head only)."""
-
-    def __init__(self, args, dictionary, embed_tokens, no_encoder_attn=False, output_projection=None):
-        self.dbsa_layer = int(getattr(args, "dbsa_decoder_layer", 0) or 0)
-        self.rel_k = int(getattr(args, "rel_decoder_k", 0) or 0)
-        self.rows = str(getattr(args, "dbsa_decoder_rows", "predicting"))
-        if self.rows not in DECODER_ROWS:
-            raise OptionError(f"--dbsa-decoder-rows must be one of {DECODER_ROWS}, not {self.rows!r}")
-        if self.dbsa_layer > args.decoder_layers:
-            raise OptionError(f"--dbsa-decoder-layer {self.dbsa_layer} but the decoder has {args.decoder_layers} "
-                             "layers")
-        self.layer_specs = [self.layer_spec(i, args) for i in range(1, args.decoder_layers + 1)]
-        self._specs_to_build = iter(self.layer_specs)  # taken in order by build_decoder_layer (see the encoder)
-        super().__init__(args, dictionary, embed_tokens, no_encoder_attn, output_projection)
-        if next(self._specs_to_build, None) is not None:
-            raise RuntimeError("fewer decoder layers were built than specified")
-        sync = int(getattr(args, "sync_layer", 0) or 0)
-        self.layer_drop = _LayerDrop(self.layers, {self.dbsa_layer - 1, sync - 1} - {-1})
-
-    def layer_spec(self, index: int, args) -> AttentionSpec:
-        """What the self-attention of 1-based decoder layer ``index`` hosts."""
-        spec = AttentionSpec(index, implementation=str(getattr(args, "rel_implementation", "buckets")))
-        if index == self.dbsa_layer:
-            spec.parse_bias, spec.parse_scaled = _parse_form(args)
-        if self.rel_k:
-            terms = relative_terms(getattr(args, "rel_linear_terms", "key+value"), "rel-linear-terms")
-            spec.relative["linear"] = (self.rel_k, *terms)
-        return spec
-
-    def build_decoder_layer(self, args, no_encoder_attn=False):
-        spec = next(self._specs_to_build)
-        if spec.empty:
-            return super().build_decoder_layer(args, no_encoder_attn)
-        cfg = TransformerConfig.from_namespace(args)
-        return _wrap(SyntaxDecoderLayer(cfg, no_encoder_attn, attention_spec=spec), cfg)
-
-    def extract_features_scriptable(self, prev_output_tokens, encoder_out=None, incremental_state=None,
-                                    full_context_alignment: bool = False, alignment_layer=None,
-                                    alignment_heads=None):
-        """fairseq 0.12's decoder feature extraction, with the parse head's output taken from its layer."""
-        if alignment_layer is None:
-            alignment_layer = self.num_layers - 1
-        enc = padding_mask = None
-        if encoder_out is not None and len(encoder_out["encoder_out"]) > 0:
-            enc = encoder_out["encoder_out"][0]
-        if encoder_out is not None and len(encoder_out["encoder_padding_mask"]) > 0:
-            padding_mask = encoder_out["encoder_padding_mask"][0]
-        positions = None
-        if self.embed_positions is not None:
-            positions = self.embed_positions(prev_output_tokens, incremental_state=incremental_state)
-        if incremental_state is not None:
-            prev_output_tokens = prev_output_tokens[:, -1:]
-            if positions is not None:
-                positions = positions[:, -1:]
-        prev_output_tokens = prev_output_tokens.contiguous()
-        x = self.embed_scale * self.embed_tokens(prev_output_tokens)
-        if self.quant_noise is not None:
-            x = self.quant_noise(x)
-        if self.project_in_dim is not None:
-            x = self.project_in_dim(x)
-        if positions is not None:
-            x += positions
-        if self.layernorm_embedding is not None:
-            x = self.layernorm_embedding(x)
-        x = self.dropout_module(x)
-        x = x.transpose(0, 1)  # B x T x C -> T x B x C
-        self_attn_padding_mask = None
-        if self.cross_self_attention or prev_output_tokens.eq(self.padding_idx).any():
-            self_attn_padding_mask = prev_output_tokens.eq(self.padding_idx)
-        attn = None
-        inner_states = [x]
-        parse = []
-        kept = self.layer_drop.kept(len(self.layers), self.training)
-        for idx, layer in enumerate(nn.ModuleList.__iter__(self.layers)):
-            if kept[idx]:
-                self_attn_mask = None
-                if incremental_state is None and not full_context_alignment:
-                    self_attn_mask = self.buffered_future_mask(x)
-                x, layer_attn, logp = layer(x, enc, padding_mask, incremental_state, self_attn_mask=self_attn_mask,
-                                            self_attn_padding_mask=self_attn_padding_mask,
-                                            need_attn=bool(idx == alignment_layer),
-                                            need_head_weights=bool(idx == alignment_layer))
-                if layer_attn is not None and idx == alignment_layer:
-                    attn = layer_attn.float().to(x)
-                if idx + 1 == self.dbsa_layer:
-                    parse.append(logp)
-            inner_states.append(x)
-        if attn is not None:
-            if alignment_heads is not None:
-                attn = attn[:alignment_heads]
-            attn = attn.mean(dim=0)  # average probabilities over heads
-        if self.layer_norm is not None:
-            x = self.layer_norm(x)
-        x = x.transpose(0, 1)  # T x B x C -> B x T x C
-        if self.project_out_dim is not None:
-            x = self.project_out_dim(x)
-        extra = {"attn": [attn], "inner_states": inner_states}
-        if self.dbsa_layer:
-            extra["parse_logprobs"] = parse  # [B x T x T], [] if the layer did not run
-        return x, extra
-
-
 @register_model("syntax_transformer")
 class SyntaxTransformerModel(TransformerModel):
     """Transformer with switchable syntax mechanisms (see module docstring)."""
@@ -476,9 +348,9 @@ class SyntaxTransformerModel(TransformerModel):
     @classmethod
     def from_pretrained(cls, model_name_or_path, checkpoint_file="model.pt", data_name_or_path=".", **kwargs):
         """A hub interface that translates raw text, the parse inside (:mod:`fairseq_syntax.inference.hub`)."""
-        from fairseq_syntax.inference.hub import from_pretrained
+        from fairseq_syntax.inference.hub_interface import load_hub
 
-        return from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, **kwargs)
+        return load_hub(model_name_or_path, checkpoint_file, data_name_or_path, **kwargs)
 
     def syntax_needs(self) -> SyntaxNeeds:
         """What the syntax_translation task must collate for this model."""

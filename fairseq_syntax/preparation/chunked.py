@@ -37,10 +37,8 @@ import glob
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import signal
-import time
 from collections import deque
 from typing import (
     Any,
@@ -60,7 +58,8 @@ from fairseq_syntax.durable_files import (  # noqa: F401  (atomic_write: re-expo
     write_boundary,
 )
 from fairseq_syntax.errors import SyntaxDataError
-from fairseq_syntax.process_tree import die_with_parent
+from fairseq_syntax.preparation.progress_log import ProgressLog
+from fairseq_syntax.preparation.worker_pool import _call, worker_pool  # noqa: F401  (importable from here)
 from fairseq_syntax.text_files import read_text_lines
 
 logger = logging.getLogger(__name__)
@@ -262,60 +261,6 @@ def _chunks(items: Iterable, size: int, start_chunk: int = 0) -> Iterator[Tuple[
         yield c, buf
 
 
-# --- worker processes --------------------------------------------------------------------------------------
-_STATE: Any = None
-_INIT: Any = None
-
-
-def _init_worker(init, init_args, parent_pid=None):
-    """Worker start: end with the parent however it ends (:mod:`fairseq_syntax.process_tree`), and remember how
-    to build the state (built by the first task, so that a failure to build it, e.g. a missing model file,
-    comes back to the parent as that task's error)."""
-    global _INIT
-    die_with_parent(parent_pid)
-    with contextlib.suppress(Exception):  # the parent handles Ctrl-C
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _INIT = (init, init_args)
-
-
-def _call(task, first, items, task_args):
-    global _STATE, _INIT
-    if _INIT is not None:
-        init, init_args = _INIT
-        _STATE = init(*init_args) if init is not None else None
-        _INIT = None
-    return task(_STATE, first, items, *task_args)
-
-
-@contextlib.contextmanager
-def worker_pool(workers: int, init, init_args):
-    """Spawned worker processes (a ProcessPoolExecutor: a worker that dies, e.g. killed for memory, fails
-    the run instead of hanging it). A worker imports only the modules of its task (the package itself imports
-    neither torch nor fairseq), so it starts in a fraction of a second."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker, initargs=(init, init_args, os.getpid()))
-    try:
-        yield pool
-    except BaseException:
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:  # do not wait for chunks nobody will commit
-            with contextlib.suppress(Exception):
-                p.terminate()
-        # Let the pool's manager thread see its dead workers and close its wakeup pipe before the error goes
-        # up: left running, it can close that pipe while the interpreter's exit hook writes to it (an unlocked
-        # check in CPython 3.11's concurrent.futures; gh-125451), and the run ends with a second traceback
-        # ("Bad file descriptor") after its own error message. Seen once under the test suite's load.
-        if manager is not None:
-            manager.join(timeout=30)
-        raise
-    else:
-        pool.shutdown(wait=True)
-
-
 def run_chunked(
     items: Callable[[], Iterable],
     out_path: str,
@@ -424,28 +369,6 @@ def run_chunked(
         return ChunkResult(n_items, sum(store.units(c) for c in mine), reused, processed, False)
     rec = store.assemble(all_digests, n_items)
     return ChunkResult(n_items, rec["units"], reused, processed, True)
-
-
-class ProgressLog:
-    """Without a progress bar (logs, batch jobs), a log line at most every ``interval`` seconds: done, total,
-    elapsed time and what is left at the rate so far."""
-
-    def __init__(self, desc: str, total: int, done: int = 0, unit: str = "sent", interval: float = 60.0):
-        self.desc, self.total, self.done, self.unit, self.interval = desc, total, done, unit, interval
-        self.start_done = done
-        self.t0 = self.last = time.monotonic()
-
-    def update(self, n: int) -> None:
-        self.done += n
-        now = time.monotonic()
-        if now - self.last < self.interval or self.done >= self.total:
-            return
-        self.last = now
-        rate = (self.done - self.start_done) / max(now - self.t0, 1e-9)
-        left = (self.total - self.done) / rate if rate > 0 else float("nan")
-        logger.info("%s: %s / %s %s (%.0f%%), %.1f min so far, about %.1f min left", self.desc, f"{self.done:,}",
-                    f"{self.total:,}", self.unit, 100.0 * self.done / max(self.total, 1), (now - self.t0) / 60,
-                    left / 60)
 
 
 def read_lines(path: str, encoding: str = "utf-8") -> Callable[[], Iterator[str]]:

@@ -23,16 +23,14 @@ read from it, so they need not be repeated at decoding time. Input without synta
 
 import logging
 import os
-import types
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import List, Optional
 
 import torch
 from fairseq import utils
 from fairseq.data import Dictionary
-from fairseq.dataclass import ChoiceEnum
 from fairseq.tasks import register_task
-from fairseq.tasks.translation import TranslationConfig, TranslationTask
+from fairseq.tasks.translation import TranslationTask
 
 from fairseq_syntax.data import syntax_io
 from fairseq_syntax.data.long_pairs import filter_long_pairs
@@ -41,10 +39,8 @@ from fairseq_syntax.data.mmap_check import (
     check_pairs,
     split_prefixes,
 )
-from fairseq_syntax.data.parent_strategies import STRATEGIES
 from fairseq_syntax.data.syntax_dataset import SyntaxLanguagePairDataset
 from fairseq_syntax.data.syntax_request import (
-    SIDE_FIELDS,
     SyntaxNeeds,
     SyntaxRequest,
     resolve_request,
@@ -54,79 +50,23 @@ from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.inference.raw_input import RawInput
 from fairseq_syntax.inference.source import EncodedSources
 from fairseq_syntax.preparation.record import UNFINISHED_FILE, PreparationRecord
+from fairseq_syntax.preparation.trained_on import (
+    SAVED_BPE_CODES,
+    SAVED_DICTIONARIES,
+    SAVED_SYNTAX_OPTIONS,
+)
+from fairseq_syntax.tasks.checkpoint_state import TrainedOnState
+from fairseq_syntax.tasks.syntax_options import SyntaxTranslationConfig, parse_fields
 
 logger = logging.getLogger(__name__)
 
-#: the key of the training command's syntax options in a checkpoint's task state (SyntaxTranslationTask.state_dict)
-SAVED_SYNTAX_OPTIONS = "fairseq_syntax_options"
-#: task_state key: a digest of each dictionary the model was trained with (its token and label indices)
-SAVED_DICTIONARIES = "fairseq_syntax_dictionaries"
-#: task_state key: the SHA-256 of each language's BPE codes in the preparation record the model was trained with
-SAVED_BPE_CODES = "fairseq_syntax_bpe_codes"
-
-_FIELDS_HELP = (
-    "comma list of syntax fields to collate for this side: "
-    + ",".join(SIDE_FIELDS)
-    + "; 'none'; or 'auto' = what the model asks for (default)"
-)
-
-
-@dataclass
-class SyntaxTranslationConfig(TranslationConfig):
-    parent_strategy: ChoiceEnum(("auto",) + STRATEGIES) = field(
-        default="auto",
-        metadata={
-            "help": "how a word's head becomes a subword parent: chain (DBSA: next subword, word-final "
-            "subword -> head's first subword), middle (PASCAL: mean position of the head's subwords), "
-            "first (SISA: head's first subword); auto (default) = the model's preset, else chain"
-        },
-    )
-    source_syntax: str = field(default="auto", metadata={"help": "source side: " + _FIELDS_HELP})
-    target_syntax: str = field(default="auto", metadata={"help": "target side: " + _FIELDS_HELP})
-    inference_parser: ChoiceEnum(("auto", "self", "stanza", "spacy", "udpipe", "conllu")) = field(
-        default="auto",
-        metadata={
-            "help": "parser for sentences decoded without syntax data when the model needs the source parse "
-            "(PASCAL, S&H labels, dependency relative positions): auto (default): raw text is encoded as the "
-            "data-bin's preparation.json says (its normalisation, parser and BPE: fairseq-interactive needs no "
-            "--bpe), and token input is parsed by that record's parser (stanza without a record); self: no "
-            "parser, a self-parsing model (--self-parse) reads its own parse head's tree (a tree in the data is "
-            "not used; raw text is only tokenised); or stanza, spacy (e.g. GiNZA), udpipe, conllu (look each "
-            "sentence up in the CoNLL-U file --inference-parser-model) for token input"
-        },
-    )
-    max_skipped_fraction: float = field(
-        default=0.05,
-        metadata={"help": "refuse to train when more than this share of a split's sentence pairs is longer than "
-                  "--max-source-positions / --max-target-positions (fairseq leaves them out; the count is logged "
-                  "either way); default 0.05"},
-    )
-    inference_parser_lang: Optional[str] = field(
-        default=None, metadata={"help": "stanza language code for --inference-parser (default: the source language)"}
-    )
-    inference_parser_model: Optional[str] = field(
-        default=None,
-        metadata={
-            "help": "stanza: model directory; spacy: pipeline name or path; udpipe: .udpipe model file; "
-            "conllu: the CoNLL-U file to look sentences up in"
-        },
-    )
-
-
-def _parse_fields(value: Optional[str], option: str):
-    if value is None or value == "auto":
-        return None
-    if value in ("", "none"):
-        return frozenset()
-    fields = frozenset(x.strip() for x in value.split(",") if x.strip())
-    bad = fields - set(SIDE_FIELDS)
-    if bad:
-        raise OptionError(f"--{option}: unknown field(s) {sorted(bad)}; choose from {','.join(SIDE_FIELDS)}")
-    return fields
+#: the checkpoint's task_state keys (fairseq_syntax/preparation/trained_on.py), importable from here
+__all__ = ["SAVED_SYNTAX_OPTIONS", "SAVED_DICTIONARIES", "SAVED_BPE_CODES", "SyntaxTranslationConfig",
+           "SyntaxTranslationTask"]
 
 
 @register_task("syntax_translation", dataclass=SyntaxTranslationConfig)
-class SyntaxTranslationTask(TranslationTask):
+class SyntaxTranslationTask(TrainedOnState, TranslationTask):
     """Translation whose batches carry aligned dependency syntax."""
 
     cfg: SyntaxTranslationConfig
@@ -136,8 +76,8 @@ class SyntaxTranslationTask(TranslationTask):
         self.src_label_dict = src_label_dict
         self.tgt_label_dict = tgt_label_dict
         self._explicit = {
-            "source": _parse_fields(cfg.source_syntax, "source-syntax"),
-            "target": _parse_fields(cfg.target_syntax, "target-syntax"),
+            "source": parse_fields(cfg.source_syntax, "source-syntax"),
+            "target": parse_fields(cfg.target_syntax, "target-syntax"),
         }
         self._strategy = str(cfg.parent_strategy) if str(cfg.parent_strategy) != "auto" else None
         self.raw_input = RawInput(self)  # decoding input without syntax files (inference/raw_input.py)
@@ -323,86 +263,6 @@ class SyntaxTranslationTask(TranslationTask):
                              "positional_scores": torch.zeros(1, device=device), "steps": []}]
         return hypos
 
-    def state_dict(self):
-        """fairseq saves this in every checkpoint (``task_state``): besides fairseq's own task state, the syntax
-        options training was given, which a decoding that reads no saved task config (fairseq-interactive, the
-        hub) adopts as fairseq-generate does from the saved config (:meth:`_adopt_saved_config`)."""
-        state = dict(super().state_dict())
-        state[SAVED_SYNTAX_OPTIONS] = {"parent_strategy": str(self.cfg.parent_strategy),
-                                       "source_syntax": str(self.cfg.source_syntax),
-                                       "target_syntax": str(self.cfg.target_syntax)}
-        state[SAVED_DICTIONARIES] = self._dictionary_digests()
-        state[SAVED_BPE_CODES] = self._codes_digests()
-        return state
-
-    def _codes_digests(self) -> dict:
-        """Language -> the SHA-256 of its BPE codes in the data-bin's preparation record ({} without a record or
-        BPE), once per task: raw input decoded later must be segmented with these codes."""
-        if getattr(self, "_codes_digest_cache", None) is None:
-            from fairseq_syntax.durable_files import file_sha256
-
-            out = {}
-            try:  # training does not depend on the record: one it cannot read leaves nothing to check later
-                record = self.raw_input.record
-                for lang in (self.cfg.source_lang, self.cfg.target_lang):
-                    path = (record.bpe_codes(lang, self.data_dir, check_trained=False)
-                            if record is not None and record.bpe and lang in record.bpe else None)
-                    if path:
-                        out[lang] = file_sha256(path)
-            except (SyntaxDataError, OSError) as e:
-                logger.warning("no BPE codes digest in the checkpoints: %s", e)
-                out = {}
-            self._codes_digest_cache = out
-        return self._codes_digest_cache
-
-    def _dictionary_digests(self) -> dict:
-        """File name -> a digest of the dictionary's symbols in index order, for each dictionary of the task."""
-        import hashlib
-
-        out = {}
-        for lang, d, labels in ((self.cfg.source_lang, self.src_dict, self.src_label_dict),
-                                (self.cfg.target_lang, self.tgt_dict, self.tgt_label_dict)):
-            for name, dictionary in ((f"dict.{lang}.txt", d), (f"dict.{lang}.labels.txt", labels)):
-                if dictionary is not None:
-                    out[name] = hashlib.sha256("\n".join(dictionary.symbols).encode("utf-8")).hexdigest()[:16]
-        return out
-
-    def _check_dictionaries(self, saved) -> None:
-        """A checkpoint read with dictionaries other than its training's (another data-bin of the same sizes)
-        maps every index to another token or label and decodes garbage without an error: refused."""
-        if not isinstance(saved, dict):
-            return  # a checkpoint saved before the digests
-        mine = self._dictionary_digests()
-        differ = sorted(k for k, v in saved.items() if k in mine and mine[k] != v)
-        if differ:
-            raise SyntaxDataError(os.path.join(self.data_dir, differ[0]), "not the dictionary this checkpoint was "
-                                  f"trained with ({', '.join(differ)} differ{'s' if len(differ) == 1 else ''}): "
-                                  "its indices name other tokens or labels; give the data-bin it was trained on")
-
-    def load_state_dict(self, state_dict):
-        """fairseq calls this once per checkpoint it loads, before it builds that model: the first checkpoint's
-        syntax options are adopted; an ensemble whose checkpoints were trained with others is refused, naming
-        them, unless this command line gives them."""
-        saved = state_dict.get(SAVED_SYNTAX_OPTIONS)
-        self._check_dictionaries(state_dict.get(SAVED_DICTIONARIES))
-        codes = state_dict.get(SAVED_BPE_CODES)
-        if isinstance(codes, dict) and codes:
-            self.raw_input.expect_trained_codes(codes)  # checked where raw input is segmented
-        super().load_state_dict({k: v for k, v in state_dict.items()
-                                 if k not in (SAVED_SYNTAX_OPTIONS, SAVED_DICTIONARIES, SAVED_BPE_CODES)})
-        if not isinstance(saved, dict):
-            return
-        first = self._saved_syntax_options
-        if first is not None:
-            differ = [k for k in saved if saved[k] != first.get(k) and str(getattr(self.cfg, k, "auto")) == "auto"]
-            if differ:
-                raise OptionError("the checkpoints were trained with different " + ", ".join(
-                    f"--{k.replace('_', '-')} ({first.get(k)} and {saved[k]})" for k in differ)
-                    + ": an ensemble reads one; give it on this command line")
-            return
-        self._saved_syntax_options = dict(saved)
-        self._adopt_saved_config(types.SimpleNamespace(**saved))
-
     def _adopt_saved_config(self, task_cfg):
         """fairseq-generate: the syntax options the checkpoint was trained with (explicit fields and parent
         strategy) replace this command line's 'auto' (an explicit option here wins)."""
@@ -410,7 +270,7 @@ class SyntaxTranslationTask(TranslationTask):
         if strategy is not None and str(strategy) != "auto" and self._strategy is None:
             self._strategy = str(strategy)
         for side, opt in (("source", "source_syntax"), ("target", "target_syntax")):
-            explicit = _parse_fields(getattr(task_cfg, opt, None), opt.replace("_", "-"))
+            explicit = parse_fields(getattr(task_cfg, opt, None), opt.replace("_", "-"))
             if explicit is not None and self._explicit[side] is None:
                 self._explicit[side] = explicit
         self._set_request(self._resolve_request())
