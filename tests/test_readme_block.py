@@ -61,6 +61,7 @@ def lay_out(folder, train=300, valid=30, test=20):
     os.symlink(german, os.path.join(folder, "models", "german.udpipe"))
 
 
+@pytest.mark.slow  # a prepare with two UDPipe models, three trainings and their translations (~20 s)
 def test_the_readmes_own_corpus_block_runs(tmp_path):
     lay_out(str(tmp_path))
     script = "set -euo pipefail\n" + sized(readme_block()) + "\n"
