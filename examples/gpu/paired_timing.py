@@ -48,12 +48,7 @@ USER_DIR = os.path.join(ROOT, "fairseq_syntax")
 sys.path[:0] = [HERE, ROOT]  # this folder's modules; the checkout's plugin
 import peak_memory  # noqa: E402
 import timing_analysis  # noqa: E402
-
-LS = ["--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1"]
-DEP = ["--criterion", "label_smoothed_cross_entropy_with_dependency", "--label-smoothing", "0.1",
-       "--dependency-lambda-enc", "1.0", "--dependency-lambda-dec", "1.0", "--dependency-normalization", "arcs"]
-SYNC = ["--criterion", "label_smoothed_cross_entropy_with_sync", "--label-smoothing", "0.1",
-        "--dependency-lambda-enc", "0.5", "--dependency-lambda-dec", "0.5", "--sync-lambda", "0.5"]
+from device_check import DEP, LS, SYNC  # noqa: E402  (the check's criterion options of each paper's model)
 #: name (the architecture at base size) -> criterion options; the first is the reference
 MODELS = {
     "transformer": LS,
