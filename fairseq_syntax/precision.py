@@ -6,7 +6,7 @@ and ends in a traceback on a machine without it. fairseq's train path itself tra
 CPU once ``--tpu`` is off: the Trainer casts the model and the criterion to bfloat16, keeps fp32 master weights
 in its FP16Optimizer (unflattened, so on any device; MemoryEfficientFP16Optimizer for
 ``--memory-efficient-bf16``) without loss scaling, casts each batch's float32 tensors to bfloat16 (the syntax
-inputs that must stay exact are not float32: :mod:`fairseq_syntax.data.syntax_dataset`), and saves the
+inputs that must stay exact are not float32: :mod:`fairseq_syntax.data.datasets.syntax_dataset`), and saves the
 parameters in float32 (its checkpoints' CPU copy), which ``fairseq-generate`` reads as any checkpoint.
 
 :func:`install` (the plugin's start-up, :mod:`fairseq_syntax.startup`) wraps that parse function once; a

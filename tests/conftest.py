@@ -65,7 +65,8 @@ SLOW_FIRST = ("test_recipes.py::test_recipe_runs_offline_on_its_sample[aspec-ja-
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: a recipe run or multi-process training (leave out with -m 'not slow')")
+    config.addinivalue_line("markers", "slow: a recipe run, multi-process training, or a preset beyond the quick tier's few "
+                            "(leave out with -m 'not slow')")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -7,6 +7,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USER_DIR = os.path.join(ROOT, "fairseq_syntax")
 BIN = os.path.dirname(sys.executable)
 
+
+def quick_subset(values, quick):
+    """``values`` as pytest parameters, those not in ``quick`` marked slow: the quick tier (``-m 'not slow'``)
+    runs one or a few of a family of presets, covering each mechanism once; the full suite runs them all."""
+    import pytest
+
+    return [v if v in quick else pytest.param(*(v if isinstance(v, tuple) else (v,)), marks=pytest.mark.slow)
+            for v in values]
+
 def tiny_sizes():
     """The tiny presets' sizes (models/presets.py TINY, layers aside) as options: a base preset made small."""
     from fairseq_syntax.models.presets import TINY

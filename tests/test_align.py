@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from fairseq_syntax.data.conllu import sentence_from_heads, write_conllu
-from fairseq_syntax.data.subword_align import align_corpus, align_sentence, split_subwords
-from fairseq_syntax.data.syntax_io import AlignedCorpus, build_label_dictionary, check_sizes, load_field
+from fairseq_syntax.data.trees.conllu import sentence_from_heads, write_conllu
+from fairseq_syntax.data.alignment.subword_align import align_corpus, align_sentence, split_subwords
+from fairseq_syntax.data.alignment.syntax_io import AlignedCorpus, build_label_dictionary, check_sizes, load_field
 from fairseq_syntax.errors import SyntaxDataError
 
 

@@ -90,8 +90,8 @@ def test_middle_parents_above_128_survive_the_bf16_batch_cast_exactly():
     from fairseq.data import Dictionary, LanguagePairDataset
     from fairseq.trainer import Trainer
 
-    from fairseq_syntax.data.parent_strategies import subword_parents
-    from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
+    from fairseq_syntax.data.alignment.parent_strategies import subword_parents
+    from fairseq_syntax.data.datasets.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
     from fairseq_syntax.modules.parent_scaled_attention import ParentScaledHeads
     from helpers import TensorList
 

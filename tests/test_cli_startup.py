@@ -22,7 +22,7 @@ def fresh(code, *argv):
 def test_data_tools_import_neither_torch_nor_fairseq():
     modules = [f"fairseq_syntax.cli.{t}" for t in DATA_TOOLS] + [
         "fairseq_syntax.preparation.prepare", "fairseq_syntax.evaluation.scores", "fairseq_syntax.parsing.base",
-        "fairseq_syntax.preparation.chunked", "fairseq_syntax.data.binarize"]
+        "fairseq_syntax.preparation.chunked", "fairseq_syntax.data.alignment.binarize"]
     out = fresh("import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)\n" + LOADED, *modules)
     assert out == ["False", "False"]
     assert fresh("import fairseq_syntax\n" + LOADED) == ["False", "False"]

@@ -4,11 +4,11 @@ import pytest
 import torch
 from fairseq.data import Dictionary, LanguagePairDataset
 
-from fairseq_syntax.data.conllu import sentence_from_heads
-from fairseq_syntax.data.parent_strategies import subword_depths, subword_parents
-from fairseq_syntax.data.subword_align import align_sentence
-from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
-from fairseq_syntax.data.syntax_io import build_label_dictionary
+from fairseq_syntax.data.trees.conllu import sentence_from_heads
+from fairseq_syntax.data.alignment.parent_strategies import subword_depths, subword_parents
+from fairseq_syntax.data.alignment.subword_align import align_sentence
+from fairseq_syntax.data.datasets.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
+from fairseq_syntax.data.alignment.syntax_io import build_label_dictionary
 from helpers import TensorList
 
 SRC = [

@@ -1,7 +1,7 @@
 """Batch-vectorised syntax collation gives exactly the tensors of the former per-sentence collation.
 
 ``_ref_*`` below is a verbatim copy of the per-sentence implementation that
-``fairseq_syntax/data/syntax_dataset.py`` and ``parent_strategies.py`` had
+``fairseq_syntax/data/datasets/syntax_dataset.py`` and ``parent_strategies.py`` had
 before collation was vectorised per batch: every sentence's
 parents / depths / words / labels computed in ``__getitem__`` with numpy calls
 per sentence, then padded row by row. The property tests compare the current
@@ -17,7 +17,7 @@ import pytest
 import torch
 from fairseq.data import Dictionary, LanguagePairDataset
 
-from fairseq_syntax.data.syntax_dataset import (SIDE_FIELDS, SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest,
+from fairseq_syntax.data.datasets.syntax_dataset import (SIDE_FIELDS, SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest,
                                                 collate_rows)
 from fairseq_syntax.errors import SyntaxDataError
 from helpers import TensorList
@@ -389,7 +389,7 @@ def test_out_of_range_heads_name_the_sentence_in_getitem():
 def mmap_side(side, prefix):
     from fairseq.data.indexed_dataset import MMapIndexedDataset
 
-    from fairseq_syntax.data.syntax_io import write_mmap
+    from fairseq_syntax.data.alignment.syntax_io import write_mmap
 
     out = {}
     for field in ("words", "heads", "labels"):

@@ -3,9 +3,9 @@ import io
 
 import pytest
 
-from fairseq_syntax.data.conllu import read_conllu, write_conllu
-from fairseq_syntax.data.subword_align import align_sentence
-from fairseq_syntax.data.tree import token_tree
+from fairseq_syntax.data.trees.conllu import read_conllu, write_conllu
+from fairseq_syntax.data.alignment.subword_align import align_sentence
+from fairseq_syntax.data.trees.tree import token_tree
 from fairseq_syntax.errors import SyntaxDataError
 
 ZUM = """# text = Er geht zum Haus .
@@ -132,7 +132,7 @@ def test_self_loop():
 
 
 def test_depths_from_check_tree():
-    from fairseq_syntax.data.tree import check_tree
+    from fairseq_syntax.data.trees.tree import check_tree
 
     # 1 <- 2 <- 3(root) -> 4 -> 5
     assert check_tree([2, 3, 0, 3, 4], "x") == [2, 1, 0, 1, 2]
@@ -155,7 +155,7 @@ def test_byte_order_mark(tmp_path):
 def _brute_force_best_tree(s):
     import itertools
 
-    from fairseq_syntax.data.tree import check_tree
+    from fairseq_syntax.data.trees.tree import check_tree
 
     n = len(s) - 1
     best, best_score = None, -float("inf")
@@ -173,7 +173,8 @@ def _brute_force_best_tree(s):
 def test_max_spanning_tree_matches_brute_force():
     import numpy as np
 
-    from fairseq_syntax.data.tree import check_tree, max_spanning_tree
+    from fairseq_syntax.data.trees.decoding import max_spanning_tree
+    from fairseq_syntax.data.trees.tree import check_tree
 
     rng = np.random.default_rng(0)
     for trial in range(60):

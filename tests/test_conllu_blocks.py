@@ -1,6 +1,6 @@
 """The block reader and block aligner say exactly what read_conllu and align_sentence say.
 
-The array path (fairseq_syntax.data.conllu_blocks, subword_align.iter_aligned_blocks) must give the same
+The array path (fairseq_syntax.data.trees.conllu_blocks, subword_align.iter_aligned_blocks) must give the same
 per-subword fields, and the same errors naming the same file and line, as reading sentence by sentence.
 Random CoNLL-U and BPE texts, valid and broken in the ways real files are, are run through both with small
 blocks (so that sentences fall on every kind of block boundary), and the UD treebanks are read whole.
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from conftest import shared_path
-from fairseq_syntax.data.conllu import read_conllu
-from fairseq_syntax.data.conllu_blocks import ColumnBlock, LineBlock, columns_from_text, read_blocks
-from fairseq_syntax.data.subword_align import align_sentence, iter_aligned_blocks
+from fairseq_syntax.data.trees.conllu import read_conllu
+from fairseq_syntax.data.trees.conllu_blocks import ColumnBlock, LineBlock, columns_from_text, read_blocks
+from fairseq_syntax.data.alignment.subword_align import align_sentence, iter_aligned_blocks
 from fairseq_syntax.errors import SyntaxDataError
 
 SHARED = shared_path("data")  # FAIRSEQ_SYNTAX_SHARED, else ../shared beside the checkout
@@ -295,7 +295,7 @@ def test_ud_treebanks_read_as_read_conllu_reads_them(tmp_path):
 
 def test_labels_that_share_a_key_are_told_apart():
     """Labels longer than 16 bytes, or many labels in one block, are still told apart exactly."""
-    from fairseq_syntax.data.conllu_blocks import _labels
+    from fairseq_syntax.data.trees.conllu_blocks import _labels
 
     labels = [f"label{i:03d}" for i in range(300)] + ["x" * 40, "x" * 39 + "y", ""]
     text = "\t".join(labels) + "\t"
@@ -313,8 +313,9 @@ def test_block_writer_writes_the_files_of_the_sentence_writer(tmp_path, monkeypa
     sentence by sentence: mmap datasets, text form and label dictionary, across flushes and blocks."""
     import filecmp
 
-    from fairseq_syntax.data.binarize import align_and_binarize
-    from fairseq_syntax.data import conllu_blocks, syntax_io
+    from fairseq_syntax.data.alignment.binarize import align_and_binarize
+    from fairseq_syntax.data.alignment import syntax_io
+    from fairseq_syntax.data.trees import conllu_blocks
 
     small_blocks = conllu_blocks.read_blocks
     monkeypatch.setattr(conllu_blocks, "read_blocks", lambda path, block_chars=0: small_blocks(path, 90))

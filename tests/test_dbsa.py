@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from fairseq_syntax.criterions.dependency_loss import parse_head_nll, supervised_positions
-from fairseq_syntax.data.conllu import sentence_from_heads
-from fairseq_syntax.data.parent_strategies import subword_parents
-from fairseq_syntax.data.subword_align import align_sentence
+from fairseq_syntax.data.trees.conllu import sentence_from_heads
+from fairseq_syntax.data.alignment.parent_strategies import subword_parents
+from fairseq_syntax.data.alignment.subword_align import align_sentence
 from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
 from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
 from helpers import tiny_model
@@ -115,7 +115,7 @@ def test_incremental_decoding_equals_full_forward():
 
 
 def test_syntax_needs_of_presets():
-    from fairseq_syntax.data.syntax_request import SyntaxNeeds
+    from fairseq_syntax.data.datasets.syntax_request import SyntaxNeeds
 
     assert tiny_model("transformer_dbsa_tiny")[0].syntax_needs() == SyntaxNeeds(
         source={"parents"}, target={"parents"}, inputs=set(), strategy="chain", target_strategy="chain",
@@ -127,20 +127,19 @@ def test_syntax_needs_of_presets():
 @pytest.mark.parametrize("strategy", ["chain", "first"])
 @pytest.mark.parametrize("offset", [0, 1, 3])
 def test_gold_parents_map_back_to_gold_word_heads(strategy, offset):
-    from fairseq_syntax.data.head_decoding import word_heads
+    import torch
+
+    from fairseq_syntax.data.trees.decoding import induce_heads
 
     words = ["a", "Fingerprint", "input", "is", "required", "."]
     heads = [2, 3, 5, 5, 0, 5]
     w, h, _ = align_sentence(sentence_from_heads(words, heads), "a Fing@@ er@@ print in@@ put is re@@ quired .", "x")
     pos = subword_parents(np.array(w), np.array(h), strategy) + offset  # model coordinates
-    assert word_heads(pos, w, strategy, offset) == heads
-    # MST decoding of a head that puts all its mass on the gold parents gives the gold tree
-    from fairseq_syntax.data.head_decoding import word_scores
-    from fairseq_syntax.data.tree import max_spanning_tree
-
+    # a head that puts all its mass on the gold parents gives the gold tree, decoded either way
     logp = np.full((len(w) + offset + 1, len(w) + offset + 1), np.log(1e-6))
     logp[np.arange(len(w)) + offset, pos.astype(int)] = 0.0
-    assert max_spanning_tree(word_scores(logp, w, strategy, offset)) == heads
+    assert induce_heads(torch.tensor(logp), w, strategy, offset, "argmax") == heads
+    assert induce_heads(torch.tensor(logp), w, strategy, offset, "mst") == heads
 
 
 def test_induce_parses_command(data_bin, tmp_path):
@@ -156,7 +155,7 @@ def test_induce_parses_command(data_bin, tmp_path):
     report = main([data_bin, "--path", os.path.join(save, "checkpoint_last.pt"), "--split", "test",
                    "--output-prefix", str(tmp_path / "pred" / "test")])
     assert set(report) == {"src", "tgt", "tgt_attainable"} and all(0 <= v <= 1 for v in report.values())
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     pred = list(read_conllu(str(tmp_path / "pred" / "test.src.conllu")))  # the reader checks every tree
     gold = open(os.path.join(data_bin, "work", "test.tok.src")).read().splitlines()

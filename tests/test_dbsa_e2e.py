@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from helpers import generate_cmd, run, tiny_sizes, train_cmd
+from helpers import generate_cmd, quick_subset, run, tiny_sizes, train_cmd
 
 SMALL = tiny_sizes()  # the tiny presets' sizes on a base preset
 DEP = ["--criterion", "label_smoothed_cross_entropy_with_dependency"]
@@ -21,10 +21,10 @@ def _without_test_syntax(data_bin, tmp_path):
     return out
 
 
-@pytest.mark.parametrize("arch,small", [
+@pytest.mark.parametrize("arch,small", quick_subset([
     ("transformer_dbsa", True), ("transformer_dbsa_enc", True), ("transformer_dbsa_dec", True),
     ("transformer_sisa", True), ("transformer_dbsa_tiny", False), ("transformer_sisa_tiny", False),
-])
+], quick=[("transformer_dbsa_tiny", False)]))
 def test_preset_train_generate_restore(arch, small, data_bin, tmp_path):
     save = str(tmp_path / "ck")
     arch_args = ["--arch", arch] + (SMALL if small else [])

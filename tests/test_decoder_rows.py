@@ -10,9 +10,9 @@ import torch
 
 from fairseq_syntax.criterions.dependency_loss import supervised_positions
 from fairseq_syntax.criterions.sync_loss import synchronous_attention_loss
-from fairseq_syntax.data.conllu import sentence_from_heads
-from fairseq_syntax.data.parent_strategies import subword_parents
-from fairseq_syntax.data.subword_align import align_sentence
+from fairseq_syntax.data.trees.conllu import sentence_from_heads
+from fairseq_syntax.data.alignment.parent_strategies import subword_parents
+from fairseq_syntax.data.alignment.subword_align import align_sentence
 from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
 from helpers import tiny_model
 

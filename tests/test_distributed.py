@@ -207,8 +207,8 @@ def test_the_docs_commands_give_torchrun_the_tables_settings(tmp_path):
     --arch and options of wmt14-en-de's syncattn, the batch `fairseq-syntax-settings --gpus` gives 4 GPUs and
     2 nodes x 4, fp16 and bf16, the installed fairseq-syntax-train; under SLURM one torchrun per node (node ranks
     0 and 1) with its rendezvous on the first node, at the port of the job id."""
-    from fairseq_syntax.recipes.datasets import settings
-    from fairseq_syntax.recipes.gpu_batch import split_batch
+    from fairseq_syntax.settings.datasets import settings
+    from fairseq_syntax.settings.gpu_batch import split_batch
 
     env = slurm_environment(str(tmp_path / "bin"), BIN + os.pathsep + os.environ.get("PATH", ""))
     stand_in = tmp_path / "bin" / "torchrun"

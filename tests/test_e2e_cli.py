@@ -108,7 +108,7 @@ def test_prepare_selects_training_pairs_on_tokenised_length(tmp_path):
     (raw / "train.tgt.conllu").unlink()  # target: text only; source: CoNLL-U only (both paths are filtered)
     (raw / "train.src").unlink()
     tgt_lines = open(raw / "train.tgt").read().splitlines()
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     src_words = [s.forms("surface") for s in read_conllu(str(raw / "train.src.conllu"))]
     pairs = list(zip(src_words, [t.split() for t in tgt_lines]))[:50]

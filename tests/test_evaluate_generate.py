@@ -10,7 +10,7 @@ import pytest
 from conftest import require_shared
 from fairseq_syntax.cli.evaluate import main
 from fairseq_syntax.errors import OptionError, SyntaxDataError
-from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
+from fairseq_syntax.preparation.databin_record import LanguageRecord, PreparationRecord
 from helpers import run, tool
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
@@ -54,7 +54,7 @@ def generate_output(path, hyps, sources=None, targets=None, split="test", seed=0
 
 
 def moses_tokens(lines, lang):
-    """The recipes' Moses tokenisation (preparation/texts.py moses_tokens: aggressive hyphen splitting, XML
+    """The recipes' Moses tokenisation (preparation/side_texts.py moses_tokens: aggressive hyphen splitting, XML
     escapes)."""
     from sacremoses import MosesTokenizer
 

@@ -573,7 +573,7 @@ def test_the_index_check_accepts_every_fairseq_dataset(tmp_path, impl, vocab):
     import torch
     from fairseq.data import indexed_dataset
 
-    from fairseq_syntax.data.mmap_check import ITEM_BYTES, check_mmap_dataset
+    from fairseq_syntax.data.alignment.mmap_check import ITEM_BYTES, check_mmap_dataset
 
     assert {c: np.dtype(t).itemsize for c, t in indexed_dataset._code_to_dtype.items()} == ITEM_BYTES
     prefix = str(tmp_path / "x")

@@ -1,10 +1,9 @@
-"""examples/synthetic/fidelity.py (docs/benchmarks.md "Fidelity") and the steps it shares with the demo
-(examples/synthetic/synthetic_pipeline.py): every model it names trains with a registered architecture and
-criterion, at pipeline.sh's small size; unknown names are refused before anything runs; fairseq-generate's output
-becomes hyp.tok / ref.tok in sentence order. A whole fidelity run is not tested (its test set is 500 sentences);
+"""examples/synthetic/fidelity.py (docs/benchmarks.md "Fidelity") and the steps it shares with the demo and the
+UD PUD run (examples/recipes/pipeline.py): every model it names trains with a registered architecture and
+criterion; unknown names are refused before anything runs; fairseq-generate's output becomes hyp.tok / ref.tok in
+sentence order, with the recipes' command line. A whole fidelity run is not tested (its test set is 500 sentences);
 the demo's end-to-end test runs the shared steps."""
 import os
-import subprocess
 import sys
 
 import pytest
@@ -12,8 +11,9 @@ import pytest
 from helpers import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "examples", "synthetic"))
+sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
 import fidelity  # noqa: E402
-import synthetic_pipeline  # noqa: E402
+import pipeline  # noqa: E402
 
 
 def option(options, name):
@@ -32,12 +32,19 @@ def test_every_model_trains_a_registered_architecture_and_criterion():
         assert options.count("--criterion") == 1 and options.count("--arch") == 1, model
 
 
-def test_the_small_size_is_pipeline_sh_s():
-    """The Python steps' SMALL_TRANSFORMER is the one the shell recipes source (examples/recipes/pipeline.sh)."""
-    script = 'ROOT=. && source examples/recipes/pipeline.sh && printf "%s\\n" "${SMALL_TRANSFORMER[@]}"'
-    printed = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout.split("\n")[:-1]
-    assert tuple(printed) == synthetic_pipeline.SMALL_TRANSFORMER
+def test_the_example_scripts_and_the_recipes_build_one_command_line():
+    """The example scripts' steps and the recipes' steps take their command lines from one module."""
+    from fairseq_syntax.recipe_steps import command_lines, commands
+
+    assert pipeline.train_command is commands.train_command is command_lines.train_command
+    assert pipeline.generate_command is commands.generate_command
+    assert pipeline.induce_command is commands.induce_command
+    assert pipeline.split_generate_output is commands.split_generate_output
+    scripts = [os.path.join(ROOT, p) for p in ("examples/demo/demo.py", "examples/synthetic/fidelity.py",
+                                                 "examples/ud_pud/dbsa_uas.py", "examples/recipes/pipeline.py")]
+    for script in scripts:  # no script spells a fairseq command line of its own
+        text = open(script, encoding="utf-8").read()
+        assert '"fairseq-generate", data' not in text and '"fairseq-syntax-train", data' not in text, script
 
 
 def test_an_unknown_model_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
@@ -65,13 +72,13 @@ def test_generate_writes_hypotheses_and_references_in_sentence_order(tmp_path, m
     monkeypatch.setenv("OUTPUT", str(output))
     monkeypatch.setenv("ARGS", str(tmp_path / "args"))
     out = tmp_path / "gen"
-    assert synthetic_pipeline.generate(str(out), "DATA", "CKPT", ["--beam", "4"])
+    assert pipeline.generate(str(out), "DATA", "CKPT", ["--beam", "4"])
     assert (out / "hyp.tok").read_text() == "\nhyp nine\nhyp ten\n"
     assert (out / "ref.tok").read_text() == "ref two\nref nine\nref ten\n"
     assert (out / "generate.log").read_text() == "a log line\n"
     assert (tmp_path / "args").read_text().split() == [
-        "DATA", "--user-dir", synthetic_pipeline.USER_DIR, "--task", "syntax_translation", "--path", "CKPT",
+        "DATA", "--user-dir", pipeline.USER_DIR, "--task", "syntax_translation", "--path", "CKPT",
         "--remove-bpe", "--beam", "4"]
     output.write_text("T-0\tref\nT-1\tref\nH-0\t-1\thyp\n")
-    assert not synthetic_pipeline.generate(str(out), "DATA", "CKPT", [])
+    assert not pipeline.generate(str(out), "DATA", "CKPT", [])
     assert "1 hypotheses for 2 references" in capsys.readouterr().err

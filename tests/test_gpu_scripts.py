@@ -25,6 +25,26 @@ def _run_sh(step, out, **variables):
     return run(["env", *env, "bash", os.path.join(ROOT, "examples", "gpu", "run.sh"), step])
 
 
+@pytest.fixture(scope="session")
+def tanaka_sample(tmp_path_factory, worker_id):
+    """The Tanaka recipe's offline sample prepared for transformer and dbsa_enc, once for every test worker (in
+    the folder above the workers' own, under a lock): the device runs read it and write elsewhere."""
+    import fcntl
+
+    from test_recipes import recipe
+
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        root = root.parent  # this run's folder, shared by pytest-xdist's workers
+    work = root / "tanaka-sample"
+    with open(root / "tanaka-sample.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (work / "prepared").exists():
+            recipe("tanaka-ja-en", "prepare", "transformer", "dbsa_enc", SAMPLE=1, WORK=str(work))
+            (work / "prepared").touch()
+    return str(work)
+
+
 @pytest.mark.slow
 def test_device_check_dry_run_on_the_cpu(data_bin, tmp_path):
     """run.sh check with DEVICE=cpu TINY=1: every phase runs and passes, the JSON says so item by item."""
@@ -72,15 +92,12 @@ def test_the_half_phase_on_a_gpu_builds_every_papers_model_at_the_cpu_tables_siz
 
 
 @pytest.mark.slow
-def test_tanaka_base_table_dry_run_on_the_cpu(tmp_path):
+def test_tanaka_base_table_dry_run_on_the_cpu(tanaka_sample, tmp_path):
     """run.sh table with DEVICE=cpu on the recipe's offline sample: the models train side by side, are scored
     against the transformer (bootstrap p-values, RIBES, the parse head's UAS) and come back in one archive."""
     import tarfile
 
-    from test_recipes import recipe
-
-    work = str(tmp_path / "tanaka")
-    recipe("tanaka-ja-en", "prepare", "transformer", "dbsa_enc", SAMPLE=1, WORK=work)
+    work = tanaka_sample
     out = str(tmp_path / "out")
     p = _run_sh("table", out, TANAKA=work, BUDGET=300,
                 EXTRA=f"--models transformer,dbsa_enc --updates 2 --work {tmp_path / 'base'} --speed none")
@@ -287,7 +304,7 @@ def _device_call():
 
 
 @pytest.mark.slow  # about 40 s: eight 2-update trainings through the fork server
-def test_the_staged_device_call_dry_run_on_the_cpu(tmp_path):
+def test_the_staged_device_call_dry_run_on_the_cpu(tanaka_sample, tmp_path):
     """The command stage.sh prints, run as it is on the CPU (DEVICE=cpu, the recipe's offline sample as TANAKA,
     UPDATES=2, TMPDIR for the work, TIMING_EXTRA for a small timing step: the variables run.sh declares): the
     timing runner writes its JSON, then the eight runs of the stall matrix train side
@@ -295,12 +312,9 @@ def test_the_staged_device_call_dry_run_on_the_cpu(tmp_path):
     files, none deeper than OUT/a/b/file."""
     import tarfile
 
-    from test_recipes import recipe
-
     call = _device_call()
     assert call["carry"] == [".carry"] and len(call["command"]) < 2000 and call["timeout_s"] <= 560
-    work = str(tmp_path / "tanaka")
-    recipe("tanaka-ja-en", "prepare", "transformer", "dbsa_enc", SAMPLE=1, WORK=work)
+    work = tanaka_sample
     out, tmp = tmp_path / "out", tmp_path / "tmp"
     out.mkdir()
     tmp.mkdir()

@@ -22,7 +22,7 @@ def _finite_grads(module):
 
 
 @pytest.mark.parametrize("dtype", HALF, ids=["fp16", "bf16"])
-@pytest.mark.parametrize("case", sorted(golden_numbers.CASES))
+@pytest.mark.parametrize("case", golden_numbers.case_params())
 def test_every_preset_in_half_precision_has_finite_losses_and_gradients(case, dtype):
     from fairseq import utils
 

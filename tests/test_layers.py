@@ -9,33 +9,40 @@ from helpers import ROOT
 
 #: leaf modules every layer may use: the error types, the rules for reading text inputs, the process tree, the
 #: durable writes
-LEAVES = {"errors", "text_files", "process_tree", "durable_files"}
+LEAVES = {"errors", "text_reading", "process_tree", "durable_files"}
+#: data/'s rooms, in order: each imports only the ones before it; the data tools' layers stop before datasets
+TREES = {"data.trees"}
+ALIGNED = TREES | {"data.alignment"}
+DATA = ALIGNED | {"data.datasets"}
 ALLOWED = {
     "errors": set(),
     "durable_files": set(),
-    "text_files": {"errors"},
+    "text_reading": {"errors"},
     "process_tree": set(),
     "error_display": {"errors"},
     "checkpoint_reading": {"errors"},
-    "data": LEAVES | {"data"},
-    "parsing": LEAVES | {"data", "parsing"},
+    "data": set(),
+    "data.trees": LEAVES | TREES,
+    "data.alignment": LEAVES | ALIGNED,
+    "data.datasets": LEAVES | DATA,
+    "parsing": LEAVES | ALIGNED | {"parsing"},
     "evaluation": LEAVES | {"evaluation"},
-    "preparation": LEAVES | {"data", "parsing", "preparation"},
+    "preparation": LEAVES | ALIGNED | {"parsing", "preparation"},
     "modules": {"errors", "modules"},
-    "inference.source": LEAVES | {"data", "parsing", "preparation", "evaluation", "inference.source"},
-    "inference.target": LEAVES | {"data", "parsing", "preparation", "evaluation", "inference.target"},
-    "inference.raw_input": LEAVES | {"data", "parsing", "preparation", "evaluation", "inference.source",
+    "inference.source": LEAVES | ALIGNED | {"parsing", "preparation", "evaluation", "inference.source"},
+    "inference.target": LEAVES | ALIGNED | {"parsing", "preparation", "evaluation", "inference.target"},
+    "inference.raw_input": LEAVES | DATA | {"parsing", "preparation", "evaluation", "inference.source",
                                     "inference.target", "inference.raw_input"},
-    "models": {"errors", "modules", "data", "models"},
+    "models": DATA | {"errors", "modules", "models"},
     "startup": set(),
     "precision": {"errors"},
     "known_warnings": set(),
     "user_dir": {"errors"},
     "criterions": {"errors", "criterions"},
-    "recipes": {"errors", "recipes"},
-    "tasks": LEAVES | {"data", "inference.source", "inference.raw_input", "preparation", "tasks", "criterions",
+    "settings": {"errors", "settings"},
+    "tasks": LEAVES | DATA | {"inference.source", "inference.raw_input", "preparation", "tasks", "criterions",
                        "startup"},
-    "inference.hub_interface": LEAVES | {"data", "inference.source", "tasks"},
+    "inference.hub_interface": LEAVES | DATA | {"inference.source", "tasks"},
     "inference.hub": {"inference.hub_interface", "models"},
     "inference.pack": LEAVES | {"parsing", "preparation"},
 }
@@ -45,8 +52,8 @@ def _package(module: str) -> str:
     parts = module.split(".")[1:]  # without fairseq_syntax
     if not parts:
         return ""
-    if parts[0] == "inference" and len(parts) > 1:
-        return f"inference.{parts[1]}"
+    if parts[0] in ("inference", "data") and len(parts) > 1:
+        return f"{parts[0]}.{parts[1]}"
     return parts[0]
 
 

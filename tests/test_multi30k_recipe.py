@@ -56,7 +56,7 @@ def train_command(model, work, **variables):
 
 def _table(size="cpu"):
     """Each model's fairseq-train options in the table of training settings, as train_command writes them."""
-    from fairseq_syntax.recipes.datasets import settings
+    from fairseq_syntax.settings.datasets import settings
 
     return {m: " ".join(s.train) for m, s in settings(DATASET, size).items()}
 
@@ -119,7 +119,7 @@ def test_multi30k_recipe_on_real_slice_with_udpipe(tmp_path):
     and test2017 separately, for the baseline and SyncAttn (parse heads on both sides + sync loss)."""
     pytest.importorskip("ufal.udpipe")
     from conftest import require_shared
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     raw = require_shared("data", "multi30k", "task1", "raw")
     for lang in ("en", "de"):

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from fairseq_syntax.data.linearize import linearize_tree
+from fairseq_syntax.data.trees.linearize import linearize_tree
 from fairseq_syntax.errors import SyntaxDataError
 from helpers import TINY_TRANSFORMER, generate_cmd, preprocess, run, train_cmd
 

@@ -1,8 +1,8 @@
-"""The papers' training-pair filters (fairseq_syntax.data.pair_filter): length and language identification."""
+"""The papers' training-pair filters (fairseq_syntax.preparation.pair_filter): length and language identification."""
 import pytest
 
 from conftest import require_shared
-from fairseq_syntax.data.pair_filter import language_keep, length_keep
+from fairseq_syntax.preparation.pair_filter import language_keep, length_keep
 
 
 def test_length_keep_by_hand():
@@ -15,7 +15,7 @@ def test_length_keep_by_hand():
 
 
 def _pud_pairs():
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     def text(lang, name):
         path = require_shared("data", f"UD_{name}-PUD", f"{lang}_pud-ud-test.conllu")

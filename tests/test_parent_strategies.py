@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from fairseq_syntax.data.conllu import sentence_from_heads
-from fairseq_syntax.data.parent_strategies import subword_depths, subword_parents
-from fairseq_syntax.data.subword_align import align_sentence
+from fairseq_syntax.data.trees.conllu import sentence_from_heads
+from fairseq_syntax.data.alignment.parent_strategies import subword_depths, subword_parents
+from fairseq_syntax.data.alignment.subword_align import align_sentence
 
 
 def aligned(words, heads, bpe):
@@ -113,7 +113,7 @@ def test_a_rounded_down_parent_lies_in_the_own_word_or_the_head_word(strategy):
     strategy, floor(parent) of a subword lies in its own word or its head word (the root word: its own), and the
     head word of every word is the word of its final subword's rounded-down parent; one sentence at a time and in
     the collater's concatenated batch."""
-    from fairseq_syntax.data.parent_strategies import ConcatenatedTrees, word_spans
+    from fairseq_syntax.data.alignment.parent_strategies import ConcatenatedTrees, word_spans
 
     rng = np.random.default_rng(7)
     sentences = [_random_aligned(rng, int(n)) for n in rng.integers(1, 25, size=120)]

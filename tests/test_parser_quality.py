@@ -14,7 +14,7 @@ from conftest import require_shared
 def gold_and_parsed(model_name, treebank, sentences):
     """(gold sentences, the model's parses of their gold words) for a slice of a treebank."""
     pytest.importorskip("ufal.udpipe")
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
     from fairseq_syntax.parsing import build_parser
 
     model = require_shared("models", model_name)

@@ -6,8 +6,8 @@ import os
 import pytest
 
 from conftest import require_shared
-from fairseq_syntax.data.conllu import read_conllu
-from fairseq_syntax.data.tree import unlabeled_attachment
+from fairseq_syntax.data.trees.conllu import read_conllu
+from fairseq_syntax.data.trees.tree import unlabeled_attachment
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.parsing import build_parser
 from fairseq_syntax.preparation.parse_files import parse_file

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from helpers import USER_DIR, generate_cmd, run, tool, train_cmd
+from helpers import USER_DIR, generate_cmd, quick_subset, run, tool, train_cmd
 from test_dbsa_e2e import SMALL
 
 
@@ -13,10 +13,10 @@ def interactive_cmd(data_bin, checkpoint, *extra):
             "--path", checkpoint, "--beam", "4", "--cpu", "-s", "src", "-t", "tgt", *extra]
 
 
-@pytest.mark.parametrize("arch,small", [
+@pytest.mark.parametrize("arch,small", quick_subset([
     ("transformer_pascal", True), ("transformer_sh", True),
     ("transformer_pascal_tiny", False), ("transformer_sh_tiny", False),
-])
+], quick=[("transformer_pascal_tiny", False)]))
 def test_preset_train_generate_interactive_restore(arch, small, data_bin, tmp_path):
     save = str(tmp_path / "ck")
     arch_args = ["--arch", arch] + (["--encoder-layers", "2", "--decoder-layers", "2"] + SMALL if small else [])

@@ -62,7 +62,7 @@ def _plot(argv):
 
 
 def test_heads(data_bin, dbsa_checkpoint, tmp_path):
-    from fairseq_syntax.data.parent_strategies import subword_parents
+    from fairseq_syntax.data.alignment.parent_strategies import subword_parents
 
     png = str(tmp_path / "heads3.png")
     meta, record = _plot(["heads", data_bin, "--path", dbsa_checkpoint, "--split", "test", "--index", "3",
@@ -95,7 +95,7 @@ def test_heads(data_bin, dbsa_checkpoint, tmp_path):
 
 def test_heads_input_rows(data_bin, dbsa_checkpoint, tmp_path):
     """--decoder-rows input: row j is the state whose input is y_j (row 0 the start symbol); parents shift by 1."""
-    from fairseq_syntax.data.parent_strategies import subword_parents
+    from fairseq_syntax.data.alignment.parent_strategies import subword_parents
 
     meta, _ = _plot(["heads", data_bin, "--path", dbsa_checkpoint, "--index", "3", "--side", "decoder",
                      "--decoder-rows", "input", "--decode", "argmax", "-o", str(tmp_path / "in.png")])
@@ -119,7 +119,7 @@ def test_heads_errors(data_bin, dbsa_checkpoint, tmp_path):
 
 
 def test_pascal(data_bin, tmp_path):
-    from fairseq_syntax.data.parent_strategies import subword_parents
+    from fairseq_syntax.data.alignment.parent_strategies import subword_parents
 
     meta, record = _plot(["pascal", data_bin, "--index", "2", "--variance", "2", "-o", str(tmp_path / "dp.png")])
     bpe = _line(data_bin, "test.bpe.src", 2).split()
@@ -138,7 +138,7 @@ def test_pascal(data_bin, tmp_path):
 
 def test_conllu_of_induced_parses(data_bin, dbsa_checkpoint, tmp_path):
     from fairseq_syntax.cli.induce_parses import main as induce
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     induce([data_bin, "--path", dbsa_checkpoint, "--split", "test", "--output-prefix", str(tmp_path / "pred")])
     pred = str(tmp_path / "pred.src.conllu")

@@ -1,14 +1,14 @@
 """The preparation record (DATA-BIN/preparation.json): what prepare records of each language, and how raw text is
-encoded from it (fairseq_syntax.preparation.record, fairseq_syntax.inference.source)."""
+encoded from it (fairseq_syntax.preparation.databin_record, fairseq_syntax.inference.source)."""
 import os
 
 import pytest
 from fairseq.data import Dictionary
 
-from fairseq_syntax.data.conllu import sentence_from_heads, write_conllu
+from fairseq_syntax.data.trees.conllu import sentence_from_heads, write_conllu
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.inference.source import RawSourceEncoder
-from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
+from fairseq_syntax.preparation.databin_record import LanguageRecord, PreparationRecord
 from helpers import run, tool
 
 

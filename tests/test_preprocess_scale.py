@@ -41,7 +41,7 @@ def _ok(p):
 @pytest.fixture(scope="module")
 def ewt(tmp_path_factory):
     """300 sentences of UD English EWT dev: their tokens (one line each) and the gold CoNLL-U to look up."""
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     gold = require_shared(*EWT_DEV)
     d = tmp_path_factory.mktemp("ewt")
@@ -72,7 +72,7 @@ def reference(ewt):
 
 
 def test_parse_with_two_workers_equals_one_and_the_parses(ewt, reference, tmp_path):
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     out = tmp_path / "w2.conllu"
     p = _ok(_run(_parse_cmd(ewt, out, "--workers", "2")))
@@ -212,7 +212,7 @@ print("reused", res.reused, "processed", res.processed)
 
 @pytest.fixture(scope="module")
 def pud_pairs(tmp_path_factory):
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     def text(lang, name):
         path = require_shared("data", f"UD_{name}-PUD", f"{lang}_pud-ud-test.conllu")
@@ -228,7 +228,7 @@ def pud_pairs(tmp_path_factory):
 
 def test_language_filter_workers_kill_and_resume(pud_pairs, tmp_path):
     pytest.importorskip("langdetect")  # langid goes through the same code; langdetect starts faster
-    from fairseq_syntax.data.pair_filter import read_mask
+    from fairseq_syntax.preparation.pair_filter import read_mask
 
     ref = tmp_path / "ref.mask"
     _ok(_run([sys.executable, "-c", FILTER, *pud_pairs, str(ref), "1"]))
@@ -281,11 +281,11 @@ def test_bpe_apply_workers_kill_and_resume(ewt, tmp_path):
 def test_streaming_align_binarize_writes_the_same_files(tmp_path, monkeypatch):
     import random
 
-    from fairseq_syntax.data.binarize import align_and_binarize, binarize_corpus
-    from fairseq_syntax.data import syntax_io
-    from fairseq_syntax.data.conllu import write_conllu
-    from fairseq_syntax.data.subword_align import align_corpus
-    from fairseq_syntax.data.synthetic import SyntheticLanguagePair
+    from fairseq_syntax.data.alignment.binarize import align_and_binarize, binarize_corpus
+    from fairseq_syntax.data.alignment import syntax_io
+    from fairseq_syntax.data.trees.conllu import write_conllu
+    from fairseq_syntax.data.alignment.subword_align import align_corpus
+    from fairseq_syntax.preparation.corpora.synthetic import SyntheticLanguagePair
 
     pair, rng = SyntheticLanguagePair(3), random.Random(3)
     sents = [pair.sample(rng)[0] for _ in range(120)]

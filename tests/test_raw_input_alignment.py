@@ -13,10 +13,10 @@ import pytest
 import torch
 from fairseq.data import Dictionary
 
-from fairseq_syntax.data.syntax_dataset import stable_rows
-from fairseq_syntax.data.syntax_request import SyntaxRequest
+from fairseq_syntax.data.datasets.syntax_dataset import stable_rows
+from fairseq_syntax.data.datasets.syntax_request import SyntaxRequest
 from fairseq_syntax.inference.raw_input import RawInput
-from fairseq_syntax.preparation.record import LanguageRecord, PreparationRecord
+from fairseq_syntax.preparation.databin_record import LanguageRecord, PreparationRecord
 
 EVEN, ODD = [1, 0, 1], [0, 1, 1]  # the depths of "a X b" parsed as a<-X->b, and as a->X, a->b
 

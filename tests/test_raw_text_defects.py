@@ -109,7 +109,7 @@ def _split_target_word(data_bin):
     from fairseq.data import Dictionary
     from subword_nmt.apply_bpe import BPE
 
-    from fairseq_syntax.preparation.record import PreparationRecord
+    from fairseq_syntax.preparation.databin_record import PreparationRecord
 
     codes = PreparationRecord.load(data_bin).bpe_codes("tgt", data_bin)
     with open(codes, encoding="utf-8") as f:

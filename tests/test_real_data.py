@@ -6,7 +6,7 @@ import pytest
 from conftest import require_shared
 from helpers import generate_cmd, preprocess, run, train_cmd
 
-from fairseq_syntax.data.conllu import read_conllu, write_conllu
+from fairseq_syntax.data.trees.conllu import read_conllu, write_conllu
 
 
 @pytest.mark.slow  # 6 s

@@ -260,7 +260,7 @@ def test_recipe_reads_local_data_real_text_and_parses_it(tmp_path):
     scores detokenised output against the raw German."""
     pytest.importorskip("ufal.udpipe")
     from conftest import require_shared
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     model = require_shared("models", "en_ewt_udpipe_small.udpipe")
     text = {lang: [next(c for c in s.comments if c.startswith("# text = "))[9:]

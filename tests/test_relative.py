@@ -6,9 +6,9 @@ import pytest
 import torch
 from fairseq.data import Dictionary, LanguagePairDataset
 
-from fairseq_syntax.data.conllu import read_conllu, sentence_from_heads
-from fairseq_syntax.data.subword_align import align_sentence
-from fairseq_syntax.data.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
+from fairseq_syntax.data.trees.conllu import read_conllu, sentence_from_heads
+from fairseq_syntax.data.alignment.subword_align import align_sentence
+from fairseq_syntax.data.datasets.syntax_dataset import SideSyntax, SyntaxLanguagePairDataset, SyntaxRequest
 from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
 from fairseq_syntax.modules.relative_positions import RelativePositionTerms, depth_buckets, linear_buckets
 from fairseq_syntax.modules.syntax_attention import AttentionInputs, SyntaxSelfAttention

@@ -4,15 +4,15 @@ import re
 
 import pytest
 
-from helpers import generate_cmd, run, train_cmd
+from helpers import generate_cmd, quick_subset, run, train_cmd
 from test_dbsa_e2e import SMALL, _without_test_syntax
 
 
-@pytest.mark.parametrize("arch,small", [
+@pytest.mark.parametrize("arch,small", quick_subset([
     ("transformer_rel", True), ("transformer_dep", True), ("transformer_dep_rel", True),
     ("transformer_rel_tiny", False), ("transformer_dep_tiny", False), ("transformer_dep_rel_tiny", False),
     ("transformer_dep_rel_tiny+dbsa", False),
-])
+], quick=[("transformer_dep_rel_tiny+dbsa", False)]))
 def test_preset_train_generate_restore(arch, small, data_bin, tmp_path):
     save = str(tmp_path / "ck")
     arch, _, composed = arch.partition("+")

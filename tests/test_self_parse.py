@@ -1,4 +1,4 @@
-"""A self-parsing encoder's tree, batched (fairseq_syntax/modules/batched_trees.py): word indices from the BPE
+"""A self-parsing encoder's tree, batched (fairseq_syntax/data/trees/decoding.py): word indices from the BPE
 markers, word-level arc scores as induce-parses scores them, Eisner's best single-rooted projective tree
 (against every such tree enumerated, and against Chu-Liu-Edmonds where the best tree is projective), and the
 depths and middle parents of a hand-worked tree in batch coordinates (left padding, a word of two subwords)."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from fairseq_syntax.modules import batched_trees as bt
+from fairseq_syntax.data.trees import decoding as bt
 
 
 @functools.lru_cache(maxsize=None)
@@ -67,7 +67,7 @@ def test_eisner_finds_the_best_single_rooted_projective_tree(n):
 def test_eisner_agrees_with_chu_liu_edmonds_on_projective_best_trees():
     """induce-parses decodes with Chu-Liu-Edmonds (non-projective); where its tree is projective, Eisner's is
     the same tree."""
-    from fairseq_syntax.data.tree import max_spanning_tree
+    from fairseq_syntax.data.trees.decoding import max_spanning_tree
 
     g = torch.Generator().manual_seed(7)
     agree = compared = 0
@@ -103,7 +103,7 @@ def test_word_index_scores_and_tree_inputs_of_a_hand_worked_tree():
     assert depths.tolist() == [[2, 1, 1, 0, 0], [0, 0, 0, 0, 0]]
     assert parents.tolist() == [[1.5, 3.0, 3.0, 3.0, 4.0], [-1.0, -1.0, -1.0, 3.0, 4.0]]
     # the collater computes the same from the aligned data (parent_strategies, in sentence positions)
-    from fairseq_syntax.data.parent_strategies import subword_depths, subword_parents
+    from fairseq_syntax.data.alignment.parent_strategies import subword_depths, subword_parents
 
     w, h = np.array([1, 2, 2, 3]), np.array([2, 3, 3, 0])
     assert subword_depths(w, h).tolist() == depths[0, :4].tolist()
@@ -118,10 +118,23 @@ def test_word_index_scores_and_tree_inputs_of_a_hand_worked_tree():
     assert arcs[1, 1:].max() <= bt.NEG and root[1, 1:].max() <= bt.NEG  # row 1 has one word
 
 
-def test_word_arc_scores_are_induce_parses_scores():
-    """Per sentence, the batched scores equal head_decoding.word_scores (what induce-parses decodes)."""
-    from fairseq_syntax.data.head_decoding import word_scores
+def _reference_word_scores(logp, word_idx, strategy, offset):
+    """One sentence's word scores (W+1 x W+1, [child, head], index 0 = the root) written out as the decoder's
+    docstring states them, with numpy indexing: the representative subword's row, read at each head word's
+    first subword and at the representative's own root position."""
+    word_idx = np.asarray(word_idx)
+    first = np.flatnonzero(np.r_[True, word_idx[1:] != word_idx[:-1]])
+    last = np.r_[first[1:] - 1, len(word_idx) - 1]
+    rep = (last if strategy == "chain" else first) + offset
+    s = np.full((len(first) + 1, len(first) + 1), -np.inf)
+    s[1:, 1:] = logp[np.ix_(rep, first + offset)]
+    s[1:, 0] = logp[rep, rep if strategy == "chain" else first + offset]
+    return s
 
+
+def test_word_arc_scores_are_the_stated_scores_and_induce_heads_decodes_them():
+    """The batched scores of every row equal the stated per-sentence scores, and induce_heads (one sentence,
+    in its row's coordinates) gives Chu-Liu-Edmonds' tree of them."""
     g = torch.Generator().manual_seed(3)
     word = torch.tensor([[0, 1, 1, 2, 3, 3, 3, 0], [0, 0, 0, 0, 1, 2, 2, 0]])
     logp = torch.log_softmax(torch.randn(2, 8, 8, generator=g), -1)
@@ -131,11 +144,12 @@ def test_word_arc_scores_are_induce_parses_scores():
             real = word[b] > 0
             offset = int(real.nonzero()[0])
             widx = word[b][real].numpy()
-            ref = word_scores(logp[b].numpy(), widx, strategy, offset)
+            ref = _reference_word_scores(logp[b].numpy(), widx, strategy, offset)
             nw = int(widx.max())
             off = ~np.eye(nw, dtype=bool)  # a word heading itself is no arc (NEG here)
             assert np.allclose(ref[1:, 1:][off], arcs[b, :nw, :nw].T.numpy()[off], atol=1e-6)
             assert np.allclose(ref[1:, 0], root[b, :nw].numpy())
+            assert bt.induce_heads(logp[b], widx, strategy, offset) == bt.max_spanning_tree(ref)
 
 
 # --- the self-parsing encoder (--self-parse) ---------------------------------------------------------------------

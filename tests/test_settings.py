@@ -1,4 +1,4 @@
-"""The one table of training settings (fairseq_syntax/recipes): held still (the committed results were trained
+"""The one table of training settings (fairseq_syntax/settings): held still (the committed results were trained
 with these commands), read by the recipes exactly (bash quoting), named by every preset, and shown in
 docs/settings.md.
 
@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from helpers import ROOT, env, run, tool  # noqa: E402
 
-from fairseq_syntax.recipes.datasets import DATASETS, SIZES, entry, settings  # noqa: E402
+from fairseq_syntax.settings.datasets import DATASETS, SIZES, entry, settings  # noqa: E402
 
 HELD = os.path.join(ROOT, "tests", "data", "training_settings.json")
 DOCS = os.path.join(ROOT, "docs", "settings.md")
@@ -136,7 +136,7 @@ def test_the_batch_on_n_gpus():
     """The per-GPU batch and --update-freq: the recipe's batch exactly where G x update-freq divides it, else
     rounded up by less than that and said; never more than --max-tokens per GPU; the fewest accumulations."""
     from fairseq_syntax.errors import OptionError
-    from fairseq_syntax.recipes.gpu_batch import split_batch
+    from fairseq_syntax.settings.gpu_batch import split_batch
 
     exact = split_batch("tokens:25000", 4)
     assert (exact.options, exact.describe()) == ("--max-tokens 3125 --update-freq 2", "4 x 2 x 3125 = 25000 tokens")
@@ -163,7 +163,7 @@ def test_the_recipes_pass_that_batch_with_gpus_and_max_tokens():
     the printed options: every batch of the table on 1 to 8 GPUs (and with its default MAX_TOKENS the same
     --update-freq)."""
     from fairseq_syntax.recipe_steps.recipe import load
-    from fairseq_syntax.recipes.gpu_batch import split_batch
+    from fairseq_syntax.settings.gpu_batch import split_batch
 
     batches = sorted({s.batch for d in DATASETS for z in SIZES for s in settings(d, z).values()})
     cases = [(b, g) for b in batches for g in range(1, 9)]

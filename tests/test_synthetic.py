@@ -1,8 +1,8 @@
 """The synthetic corpus: deterministic, valid trees, translation follows the source tree."""
 import filecmp
 
-from fairseq_syntax.data.conllu import read_conllu
-from fairseq_syntax.data.synthetic import SyntheticLanguagePair, generate_corpus
+from fairseq_syntax.data.trees.conllu import read_conllu
+from fairseq_syntax.preparation.corpora.synthetic import SyntheticLanguagePair, generate_corpus
 
 
 def test_deterministic_and_seeded(tmp_path):

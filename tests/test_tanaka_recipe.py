@@ -85,7 +85,7 @@ def test_tanaka_recipe_on_real_slice_both_directions(tmp_path):
     pytest.importorskip("MeCab")
     from conftest import require_shared
 
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     corpus = require_shared("data", "small_parallel_enja")
     part = tmp_path / "tanaka"

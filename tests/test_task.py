@@ -6,9 +6,9 @@ import shutil
 import pytest
 from omegaconf import OmegaConf
 
-from fairseq_syntax.data.conllu import read_conllu as read_conllu_file
-from fairseq_syntax.data.syntax_io import write_mmap
-from fairseq_syntax.data.syntax_request import SyntaxNeeds
+from fairseq_syntax.data.trees.conllu import read_conllu as read_conllu_file
+from fairseq_syntax.data.alignment.syntax_io import write_mmap
+from fairseq_syntax.data.datasets.syntax_request import SyntaxNeeds
 from fairseq_syntax.errors import SyntaxDataError
 from helpers import synthetic_data_bin
 
@@ -150,7 +150,7 @@ def test_parsing_on_the_fly_through_the_stanza_adapter(small_bin):
     import torch
     from stanza.utils.conll import CoNLL
 
-    from fairseq_syntax.data.conllu import write_conllu
+    from fairseq_syntax.data.trees.conllu import write_conllu
     from fairseq_syntax.parsing.stanza_backend import StanzaParser
 
     gold = {tuple(s.tokens): s for s in read_conllu_file(os.path.join(os.path.dirname(small_bin), "raw",
@@ -200,7 +200,7 @@ def test_parsing_on_the_fly_with_a_real_parser(small_bin):
 def test_an_ensemble_reads_one_parent_strategy_per_side():
     """Models that read parents on a side must agree on the strategy (or --parent-strategy decides); a model
     that reads no parents on a side does not vote (PASCAL with a depth model keeps 'middle')."""
-    from fairseq_syntax.data.syntax_request import resolve_request
+    from fairseq_syntax.data.datasets.syntax_request import resolve_request
 
     pascal = SyntaxNeeds(source={"parents"}, inputs={"src_parents"}, strategy="middle")
     sisa = SyntaxNeeds(source={"parents"}, strategy="first")

@@ -1,6 +1,6 @@
 """The task's token reading and collation equal fairseq's LanguagePairDataset, item for item and batch for batch.
 
-``fairseq_syntax/data/token_collation.py`` re-does fairseq's
+``fairseq_syntax/data/datasets/token_collation.py`` re-does fairseq's
 ``LanguagePairDataset.__getitem__`` and ``collate`` with numpy calls per batch
 These tests build memory-mapped token data with fairseq's
 own builder and compare the two on random batches in every configuration the
@@ -17,8 +17,8 @@ import torch
 from fairseq.data import Dictionary, LanguagePairDataset
 from fairseq.data.indexed_dataset import MMapIndexedDataset, MMapIndexedDatasetBuilder
 
-from fairseq_syntax.data.syntax_dataset import SyntaxLanguagePairDataset, SyntaxRequest
-from fairseq_syntax.data.token_collation import TokenPairs
+from fairseq_syntax.data.datasets.syntax_dataset import SyntaxLanguagePairDataset, SyntaxRequest
+from fairseq_syntax.data.datasets.token_collation import TokenPairs
 
 
 def _dictionary(size):

@@ -18,7 +18,7 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq_syntax.criterions.dependency_loss import parse_head_nll
 from fairseq_syntax.modules.dependency_attention import BiaffineParseHead
 from fairseq_syntax.modules.syntax_attention import SyntaxSelfAttention
-from helpers import USER_DIR
+from helpers import USER_DIR, quick_subset
 
 CRITERIA = {
     "transformer_dbsa_tiny": "label_smoothed_cross_entropy_with_dependency",
@@ -142,7 +142,7 @@ def test_tiny_gold_probability_gives_finite_loss_and_gradient(precision):
 
 # ---------------------------------------------------------------- every preset in every mode
 @pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("arch", PRESETS)
+@pytest.mark.parametrize("arch", quick_subset(PRESETS, quick=["transformer_dbsa_tiny", "transformer_pascal_tiny"]))
 def test_presets_train_in_each_mode(arch, mode, data_bin):
     model, criterion, batches = build(data_bin, arch, MODES[mode], dropout="0.1")
     model.train()

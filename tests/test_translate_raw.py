@@ -13,6 +13,7 @@ import pytest
 from helpers import USER_DIR, env, run, tool
 
 N_TRAIN, N_TEST = 300, 12
+UPDATES = 40  # enough for translations that differ from sentence to sentence
 # a length limit that does not depend on the batch (fairseq's max_len_a scales the longest source of the batch)
 GENERATION = {"beam": 4, "lenpen": 0.6, "max_len_a": 0, "max_len_b": 40}
 
@@ -47,7 +48,7 @@ def trained(tmp_path_factory):
         share = [] if name == "cky_lstm" else ["--share-all-embeddings"]
         run([tool("fairseq-train"), data, "--user-dir", USER_DIR, "--task", "syntax_translation", "--arch", arch,
              *share, "--criterion", criterion, "--label-smoothing", "0.1", "--optimizer", "adam",
-             "--lr", "2e-3", "--max-tokens", "2000", "--max-update", "120", "--cpu", "--save-dir", save,
+             "--lr", "2e-3", "--max-tokens", "2000", "--max-update", str(UPDATES), "--cpu", "--save-dir", save,
              "--no-epoch-checkpoints", "--disable-validation", "--num-workers", "0", "--seed", "1"])
         checkpoints[name] = os.path.join(save, "checkpoint_last.pt")
     test_en = (d / "test.en").read_text(encoding="utf-8").splitlines()
@@ -68,7 +69,7 @@ def generated(data, checkpoint, out):
 
 def test_the_data_bin_records_how_it_was_made(trained):
     data, _, _, _ = trained
-    from fairseq_syntax.preparation.record import PreparationRecord
+    from fairseq_syntax.preparation.databin_record import PreparationRecord
 
     record = PreparationRecord.load(data)
     en = record.languages["en"]
@@ -133,7 +134,7 @@ def test_raw_text_edge_cases_and_interactive(trained):
 
 
 def test_parse_heads_give_conllu_of_the_users_words(trained):
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
     from fairseq_syntax.inference.hub import from_pretrained
 
     data, checkpoints, test_en, _ = trained
@@ -171,10 +172,10 @@ def test_a_line_the_parser_rejects_is_named(trained, tmp_path):
     from inside fairseq (here the CoNLL-U lookup parser, which knows one sentence)."""
     import shutil
 
-    from fairseq_syntax.data.conllu import sentence_from_heads, write_conllu
+    from fairseq_syntax.data.trees.conllu import sentence_from_heads, write_conllu
     from fairseq_syntax.errors import SyntaxDataError
     from fairseq_syntax.inference.hub import from_pretrained
-    from fairseq_syntax.preparation.record import PreparationRecord
+    from fairseq_syntax.preparation.databin_record import PreparationRecord
 
     data, checkpoints, _, _ = trained
     copy = tmp_path / "bin"
@@ -218,7 +219,7 @@ def test_too_long_lines_and_line_breaks_are_named(trained):
 def test_pack_keeps_two_parser_models_of_one_name_apart(trained, tmp_path):
     import shutil
 
-    from fairseq_syntax.preparation.record import PreparationRecord
+    from fairseq_syntax.preparation.databin_record import PreparationRecord
 
     data, checkpoints, _, _ = trained
     copy = tmp_path / "bin"

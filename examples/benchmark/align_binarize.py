@@ -12,7 +12,7 @@ then times
     growing with the corpus).
 
 All three read the CoNLL-U in blocks as byte arrays
-(fairseq_syntax/data/conllu_blocks.py).
+(fairseq_syntax/data/trees/conllu_blocks.py).
 
     OMP_NUM_THREADS=1 taskset -c 0 python examples/benchmark/align_binarize.py [--sentences 100000]
 """
@@ -32,8 +32,8 @@ def _split(w):
 
 
 def make_inputs(d, n, seed=1, treebank=None):
-    from fairseq_syntax.data.conllu import read_conllu, write_conllu
-    from fairseq_syntax.data.synthetic import SyntheticLanguagePair
+    from fairseq_syntax.data.trees.conllu import read_conllu, write_conllu
+    from fairseq_syntax.preparation.corpora.synthetic import SyntheticLanguagePair
 
     if treebank:  # a real treebank, repeated to n sentences
         sents = list(read_conllu(treebank))
@@ -78,9 +78,9 @@ def main(argv=None):
 def measure(sentences, treebank=None):
     """Seconds and sentences per second of the in-memory and the command-line align + binarize paths."""
     from fairseq_syntax.cli.align import main as align_main
-    from fairseq_syntax.data.binarize import align_and_binarize, binarize_corpus
+    from fairseq_syntax.data.alignment.binarize import align_and_binarize, binarize_corpus
     from fairseq_syntax.cli.binarize import main as binarize_main
-    from fairseq_syntax.data.subword_align import align_corpus
+    from fairseq_syntax.data.alignment.subword_align import align_corpus
 
     with tempfile.TemporaryDirectory() as d:
         conllu, bpe = make_inputs(d, sentences, treebank=treebank)

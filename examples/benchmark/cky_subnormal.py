@@ -15,7 +15,7 @@ gradient below 1.2e-38 keeps the gradients).
     OMP_NUM_THREADS=1 python examples/benchmark/cky_subnormal.py --updates 30 \\
         --json examples/benchmark/cky_subnormal_cpu.json -- DATA-BIN [fairseq-syntax-train options]
 
-The training options after ``--`` are the recipe's (``fairseq_syntax/recipes/cpu_table.py``, ``cky_lstm``);
+The training options after ``--`` are the recipe's (``fairseq_syntax/settings/cpu_table.py``, ``cky_lstm``);
 ``--max-update``, ``--no-save``, ``--disable-validation`` and ``--log-interval 1`` are appended. Each run
 prints a line per 10 updates. At the recipe's setting on the Tanaka corpus the run without the change
 costs a few seconds per update (see ``docs/cky.md``).

@@ -14,7 +14,7 @@ for the syntax fields of each model family:
 beside references on the same batches: ``tokens`` (fairseq's own
 LanguagePairDataset, tokens only: what every collater paid before the task
 built its token batches itself), ``task tokens`` (the task's collater with no
-syntax fields: ``fairseq_syntax/data/token_collation.py``) and
+syntax fields: ``fairseq_syntax/data/datasets/token_collation.py``) and
 ``DBSA authors`` (a re-implementation, for timing only, of the per-batch work
 of the authors' DBSA plugin, de9uch1/dbsa ``LanguagePairDatasetWithDependency``:
 its ``__getitem__`` adds one memory-mapped item of (position, parent) pairs
@@ -112,7 +112,7 @@ def write_dbsa_pairs(side, path):
     """(position, chain parent) pairs of every sentence of ``side``, as a memory-mapped fairseq dataset."""
     from fairseq.data.indexed_dataset import MMapIndexedDataset, MMapIndexedDatasetBuilder
 
-    from fairseq_syntax.data.parent_strategies import subword_parents
+    from fairseq_syntax.data.alignment.parent_strategies import subword_parents
 
     builder = MMapIndexedDatasetBuilder(path + ".bin", dtype=np.int32)
     for i in range(len(side)):
@@ -183,7 +183,7 @@ class DBSAAuthorsDataset(torch.utils.data.Dataset):
 # timing
 # ---------------------------------------------------------------------------------------------------------------
 def implementations(ds, dbsa_dir):
-    from fairseq_syntax.data.syntax_dataset import SyntaxLanguagePairDataset, SyntaxRequest
+    from fairseq_syntax.data.datasets.syntax_dataset import SyntaxLanguagePairDataset, SyntaxRequest
 
     impls = {"tokens": ds.dataset}
     src_dep = write_dbsa_pairs(ds.src_syntax, os.path.join(dbsa_dir, "train.src.dep"))

@@ -47,7 +47,7 @@ SECTIONS = ("parse", "filter", "bpe", "rss", "align", "collation")
 
 
 def _sentences(path):
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
 
     return list(read_conllu(path))
 
@@ -263,7 +263,7 @@ def _peak_rss(cmd):
 
 def _pud_corpus(d, n):
     """UD PUD English-German gold trees repeated to n training pairs (+ 100 valid)."""
-    from fairseq_syntax.data.conllu import write_conllu
+    from fairseq_syntax.data.trees.conllu import write_conllu
 
     raw = os.path.join(d, f"pud{n}")
     os.makedirs(raw, exist_ok=True)

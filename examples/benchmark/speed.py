@@ -104,7 +104,7 @@ def transformer_args(arch, sz, extra):
 def load_task(data):
     from omegaconf import OmegaConf
 
-    from fairseq_syntax.data.syntax_request import SyntaxNeeds
+    from fairseq_syntax.data.datasets.syntax_request import SyntaxNeeds
     from fairseq_syntax.tasks.syntax_translation import SyntaxTranslationConfig, SyntaxTranslationTask
 
     cfg = OmegaConf.structured(SyntaxTranslationConfig(data=data, source_syntax="parents,depths,labels",

@@ -41,9 +41,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "examples", "synthetic"))
+sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
 sys.path.insert(0, HERE)
-import synthetic_pipeline as pipeline  # noqa: E402
+import pipeline  # noqa: E402
 import record  # noqa: E402
 
 MODELS = record.MODELS  # transformer, dep_rel, dbsa
@@ -225,7 +225,7 @@ class Demo:
     def new_sentence(self):
         """Pick the first new sentence (8 to 14 words, after the corpus's test sentences, in none of its splits);
         write it, its parse and its reference; print it and its parse."""
-        from fairseq_syntax.data.conllu import read_conllu, write_conllu
+        from fairseq_syntax.data.trees.conllu import read_conllu, write_conllu
 
         seen = set()
         for split in ("train", "valid", "test"):

@@ -71,7 +71,7 @@ TINY_TRANSFORMER = ["--encoder-layers", "2", "--decoder-layers", "2", "--encoder
                     "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64",
                     "--encoder-attention-heads", "4", "--decoder-attention-heads", "4"]
 #: the half-precision phase on a GPU trains each paper's model with the CPU table's settings for the Tanaka recipe
-#: (fairseq_syntax/recipes/cpu_table.py: 3+3 layers, d 128, the mechanism's options for that depth), then this
+#: (fairseq_syntax/settings/cpu_table.py: 3+3 layers, d 128, the mechanism's options for that depth), then this
 #: phase's own schedule (PAPER_MODELS' names are the table's)
 HALF_TABLE = ("tanaka-ja-en", "cpu")
 #: the models of the speed phase: name -> (architecture, options); the first is the reference
@@ -273,7 +273,7 @@ def _half_options(name, tiny):
     the model (its layer and head options fit its depth: the first GPU run found --dbsa-encoder-layer 4 of the
     base architecture against 3 layers), whose schedule the phase's later options override."""
     if not tiny:
-        from fairseq_syntax.recipes.datasets import settings
+        from fairseq_syntax.settings.datasets import settings
 
         return list(settings(*HALF_TABLE)[name].train)
     arch, opts = PAPER_MODELS[name]

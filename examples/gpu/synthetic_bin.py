@@ -41,7 +41,7 @@ def random_side(rng, n):
 def write_split(destdir, split, src, tgt, n_sentences, lengths, vocab, seed):
     """Write split ``split`` of n_sentences random pairs whose source and target lengths are drawn uniformly from
     ``lengths`` (inclusive pair), token ids from the vocabulary's real symbols."""
-    from fairseq_syntax.data.syntax_io import syntax_prefix, write_mmap
+    from fairseq_syntax.data.alignment.syntax_io import syntax_prefix, write_mmap
 
     rng = np.random.default_rng(seed)
     lo, hi = lengths

@@ -1,6 +1,6 @@
 """Hydra configs of the named architectures, for ``fairseq-hydra-train``, generated from the preset table
 (:mod:`fairseq_syntax.models.presets`: the model) and the table of training settings
-(:mod:`fairseq_syntax.recipes`: the paper's training settings of the preset's recipe, at Transformer base).
+(:mod:`fairseq_syntax.settings`: the paper's training settings of the preset's recipe, at Transformer base).
 
     python examples/recipes/hydra_configs.py            # (re)write fairseq_syntax/config/*.yaml
     python examples/recipes/hydra_configs.py --check    # exit 1 (and show the differences) if out of date
@@ -36,8 +36,8 @@ SECTIONS = ("criterion", "optimizer", "lr_scheduler", "optimization", "dataset",
 
 def recipe_command(recipe: str) -> Tuple[List[str], str, str]:
     """(fairseq-train options, batch, task) of ``DATASET:MODEL`` at the papers' size (the table of training
-    settings, :mod:`fairseq_syntax.recipes`)."""
-    from fairseq_syntax.recipes.datasets import entry
+    settings, :mod:`fairseq_syntax.settings`)."""
+    from fairseq_syntax.settings.datasets import entry
 
     settings = entry(recipe, "base")
     return list(settings.train), settings.batch, settings.task
@@ -175,7 +175,7 @@ def config(arch: str) -> Tuple[str, dict]:
     borrowed = "" if preset.recipe else ", its model's baseline (no recipe trains it)"
     header = (f"# {arch}: fairseq-hydra-train config of the named architecture (--arch {arch}; {preset.paper}).\n"
               f"# Written by `python examples/recipes/hydra_configs.py` from the preset table (fairseq_syntax/models/"
-              f"presets.py)\n# and the training settings of recipe {recipe.replace(':', ' model ')}{borrowed} (fairseq_syntax/recipes): "
+              f"presets.py)\n# and the training settings of recipe {recipe.replace(':', ' model ')}{borrowed} (fairseq_syntax/settings): "
               f"do not edit, regenerate.\n"
               "# Give task.data=DATA-BIN; common.user_dir=fairseq_syntax resolves from the checkout's root, else\n"
               "# give its path. Any value can be overridden on the command line (model.dropout=0.3). See docs/hydra.md.\n")

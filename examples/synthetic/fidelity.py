@@ -22,10 +22,10 @@ import sys
 import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import synthetic_pipeline as pipeline  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+import pipeline  # noqa: E402
 
-ROOT = pipeline.ROOT
 LABEL_SMOOTHED = ("--criterion", "label_smoothed_cross_entropy")
 DEP = ("--criterion", "label_smoothed_cross_entropy_with_dependency")
 LSTM = ("--embed-dim", "128", "--clip-norm", "3.0")

@@ -14,7 +14,7 @@ import json
 import sys
 import unicodedata
 
-from fairseq_syntax.data.conllu import read_conllu
+from fairseq_syntax.data.trees.conllu import read_conllu
 
 
 def is_kana_fragment(form: str) -> bool:

@@ -23,7 +23,7 @@ def main(argv=None):
     p.add_argument("--model", default="ja_ginza")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
-    from fairseq_syntax.data.conllu import read_conllu
+    from fairseq_syntax.data.trees.conllu import read_conllu
     from fairseq_syntax.parsing.spacy_backend import load_tokenizer_only
 
     t0 = time.perf_counter()

@@ -171,8 +171,7 @@ def plot(grid, src_labels, tgt_labels, output, columns):
     rows = math.ceil(n / cols)
     t = len(src_labels)
     size = 0.25 * t + 1.2
-    cmap = plt.get_cmap("Greys").copy()
-    cmap.set_bad("#dde6f0")  # cells beyond the sentence (no span starts there at that level)
+    cmap = plt.get_cmap("Greys").with_extremes(bad="#dde6f0")  # cells beyond the sentence (no span there)
     fig, axes = plt.subplots(rows, cols, figsize=(cols * size, rows * size + 0.4), squeeze=False)
     for k, ax in enumerate(axes.flat):
         if k >= n:

@@ -17,16 +17,10 @@ The command is ``fairseq-syntax-induce-parses`` (:mod:`fairseq_syntax.cli.induce
 import numpy as np
 import torch
 
-from fairseq_syntax.data.conllu import Sentence
-from fairseq_syntax.data.head_decoding import (  # noqa: F401  (the tree decoding, imported from here before)
-    bpe_word_index,
-    induce_heads,
-    word_heads,
-    word_scores,
-    words_from_subwords,
-)
-from fairseq_syntax.data.parent_strategies import word_spans
-from fairseq_syntax.data.tree import unlabeled_attachment
+from fairseq_syntax.data.trees.conllu import Sentence
+from fairseq_syntax.data.alignment.parent_strategies import word_spans
+from fairseq_syntax.data.trees.decoding import induce_heads
+from fairseq_syntax.data.trees.tree import unlabeled_attachment
 from fairseq_syntax.errors import OptionError
 
 
@@ -52,6 +46,19 @@ def parse_rows(extra, batch, b, side, dictionary, target_coordinates="target", l
     n = int(tgt.ne(dictionary.pad()).sum()) - 1
     offset = 0 if target_coordinates == "target" else 1
     return logp, offset, tgt[:n]
+
+
+def words_from_subwords(subwords, word_idx):
+    """Word forms: the subwords of each word joined, subword-nmt markers removed."""
+    forms = {}
+    for s, w in zip(subwords, word_idx):
+        forms.setdefault(int(w), []).append(s[:-2] if s.endswith("@@") else s)
+    return ["".join(forms[w]) for w in sorted(forms)]
+
+
+def bpe_word_index(subwords):
+    """1-based word of each subword from the subword-nmt markers (``@@`` continues a word)."""
+    return np.cumsum([0] + [not s.endswith("@@") for s in subwords[:-1]]) + 1
 
 
 def gold_word_heads(syn, sid):

@@ -45,8 +45,8 @@ from fairseq_syntax.analysis.drawing import (
     tree_colours,
     wrapped_title,
 )
-from fairseq_syntax.data.conllu import read_conllu
-from fairseq_syntax.data.syntax_request import SyntaxNeeds
+from fairseq_syntax.data.trees.conllu import read_conllu
+from fairseq_syntax.data.datasets.syntax_request import SyntaxNeeds
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 
 

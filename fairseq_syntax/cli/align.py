@@ -3,7 +3,7 @@ import argparse
 import time
 
 from fairseq_syntax.cli import prog_name, run
-from fairseq_syntax.data.subword_align import align_corpus
+from fairseq_syntax.data.alignment.subword_align import align_corpus
 
 
 def get_parser():

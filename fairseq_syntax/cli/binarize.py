@@ -1,11 +1,11 @@
 """``fairseq-syntax-binarize``: aligned syntax files (from fairseq-syntax-align) -> fairseq mmap datasets next
-to the tokens (see :mod:`fairseq_syntax.data.binarize`)."""
+to the tokens (see :mod:`fairseq_syntax.data.alignment.binarize`)."""
 import argparse
 import time
 
 from fairseq_syntax.cli import prog_name, run
-from fairseq_syntax.data.binarize import binarize_corpus
-from fairseq_syntax.data.syntax_io import AlignedCorpus
+from fairseq_syntax.data.alignment.binarize import binarize_corpus
+from fairseq_syntax.data.alignment.syntax_io import AlignedCorpus
 
 
 def get_parser():

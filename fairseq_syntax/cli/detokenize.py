@@ -5,7 +5,7 @@ import sys
 
 from fairseq_syntax.cli import prog_name, run
 from fairseq_syntax.evaluation.detokenize import detokenize
-from fairseq_syntax.text_files import open_text
+from fairseq_syntax.text_reading import open_text
 
 
 def get_parser():

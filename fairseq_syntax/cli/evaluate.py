@@ -101,7 +101,7 @@ def scoring(args):
     if not args.data and not args.detokenize:
         return None, None, {}
     from fairseq_syntax.inference.target import RecordedText
-    from fairseq_syntax.preparation.record import RECORD_FILE, LanguageRecord, PreparationRecord
+    from fairseq_syntax.preparation.databin_record import RECORD_FILE, LanguageRecord, PreparationRecord
 
     record, lang, languages = None, None, []
     if args.data:

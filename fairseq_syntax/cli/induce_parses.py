@@ -8,7 +8,7 @@ import os
 
 from fairseq_syntax.cli import run
 from fairseq_syntax.cli.common import add_parse_head_args
-from fairseq_syntax.data.conllu import write_conllu
+from fairseq_syntax.data.trees.conllu import write_conllu
 from fairseq_syntax.errors import SyntaxDataError
 
 

@@ -1,10 +1,10 @@
 """``fairseq-syntax-multitask``: the C&H translate + parse multi-task corpus (Currey & Heafield 2019, as in
-Bugliarello & Okazaki 2020; see :mod:`fairseq_syntax.data.multitask`)."""
+Bugliarello & Okazaki 2020; see :mod:`fairseq_syntax.preparation.corpora.multitask`)."""
 import argparse
 
 from fairseq_syntax.cli import prog_name, run
 from fairseq_syntax.cli.common import add_pair_and_splits
-from fairseq_syntax.data.multitask import write_multitask_corpus
+from fairseq_syntax.preparation.corpora.multitask import write_multitask_corpus
 
 
 def get_parser():

@@ -7,7 +7,7 @@ from fairseq_syntax.preparation.chunked import parse_shard
 from fairseq_syntax.parsing.base import backend_options as options
 from fairseq_syntax.parsing.base import effective_workers, load_parser
 from fairseq_syntax.preparation.parse_files import parse_chunked
-from fairseq_syntax.text_files import check_readable
+from fairseq_syntax.text_reading import check_readable
 
 
 def get_parser():

@@ -1,4 +1,4 @@
-"""Print the recipes' training settings (the table in fairseq_syntax/recipes): a dataset's models with
+"""Print the recipes' training settings (the table in fairseq_syntax/settings): a dataset's models with
 their fairseq-train options, batch, data variant, decoding and baselines.
 
     fairseq-syntax-settings                              # the recipes and their models' names
@@ -18,9 +18,9 @@ from typing import Dict
 
 from fairseq_syntax.cli import run
 from fairseq_syntax.errors import OptionError
-from fairseq_syntax.recipes.datasets import DATASETS, SIZES, settings
-from fairseq_syntax.recipes.gpu_batch import split_batch
-from fairseq_syntax.recipes.model_settings import ModelSettings
+from fairseq_syntax.settings.datasets import DATASETS, SIZES, settings
+from fairseq_syntax.settings.gpu_batch import split_batch
+from fairseq_syntax.settings.model_settings import ModelSettings
 
 
 def get_parser():
@@ -98,7 +98,7 @@ def markdown() -> str:
     out = ["# Training settings", "",
            "Every model of every recipe (`examples/DATASET/train.sh MODEL`) with the options it trains with. "
            "Written by `python tests/test_settings.py --write` from the one table of training settings, "
-           "`fairseq_syntax/recipes/` (do not edit this page: `tests/test_settings.py` checks it). "
+           "`fairseq_syntax/settings/` (do not edit this page: `tests/test_settings.py` checks it). "
            "`fairseq-syntax-settings DATASET MODEL --json` prints one entry, `fairseq-syntax-settings` alone the "
            "recipes and their models' names.", "",
            "The recipe adds the data-bin, `--task`, the language pair, `--save-dir` and the batch "

@@ -2,7 +2,7 @@
 import argparse
 
 from fairseq_syntax.cli import prog_name, run
-from fairseq_syntax.data.synthetic import generate_corpus
+from fairseq_syntax.preparation.corpora.synthetic import generate_corpus
 
 
 def get_parser():

@@ -31,7 +31,7 @@ The library behind ``fairseq-syntax-evaluate`` (:mod:`fairseq_syntax.cli.evaluat
 from typing import Dict, List, Optional, Sequence
 
 from fairseq_syntax.errors import OptionError, SyntaxDataError
-from fairseq_syntax.text_files import read_text_lines
+from fairseq_syntax.text_reading import read_text_lines
 
 
 def read_lines(path: str) -> List[str]:

@@ -38,7 +38,7 @@ class ScoringPlan:
 
 def plan_for(lang: str, tokenizer: str, other_languages: Iterable[str] = ()) -> ScoringPlan:
     """The plan for target language ``lang`` whose tokens the preparation's ``tokenizer`` made (one of
-    :data:`fairseq_syntax.preparation.record.TOKENIZERS`)."""
+    :data:`fairseq_syntax.preparation.databin_record.TOKENIZERS`)."""
     ribes = ribes_by_default((lang, *other_languages))
     if lang in UNSPACED_TOKENIZERS and tokenizer in ("parser", "kytea"):
         return ScoringPlan("the spaces removed", UNSPACED_TOKENIZERS[lang], True,

@@ -3,7 +3,7 @@
 fairseq's hub interface (:class:`fairseq.hub_utils.GeneratorHubInterface`) tokenises, applies BPE, translates
 and detokenises with the ``--tokenizer`` / ``--bpe`` a model was trained with. A syntax model also needs the
 source parse, made from the user's words exactly as the training data's was. :class:`SyntaxHubInterface`
-takes all of it from the data-bin's preparation record (:mod:`fairseq_syntax.preparation.record`):
+takes all of it from the data-bin's preparation record (:mod:`fairseq_syntax.preparation.databin_record`):
 
 * :meth:`~SyntaxHubInterface.translate` / :meth:`~SyntaxHubInterface.sample`: raw text in (one string or a
   list: parsed in one batched call), detokenised text out; :meth:`~SyntaxHubInterface.generate` keeps

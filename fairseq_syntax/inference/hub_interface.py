@@ -24,9 +24,9 @@ _root.setLevel(_level)
 for _h in _root.handlers[:]:
     if _h not in _handlers:
         _root.removeHandler(_h)
-from fairseq_syntax.data.conllu import Sentence, write_conllu
-from fairseq_syntax.data.head_decoding import induce_heads
-from fairseq_syntax.data.subword_align import split_subwords
+from fairseq_syntax.data.trees.conllu import Sentence, write_conllu
+from fairseq_syntax.data.trees.decoding import induce_heads
+from fairseq_syntax.data.alignment.subword_align import split_subwords
 from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.inference.source import EncodedSources
 

@@ -5,7 +5,7 @@
 * ``model.pt``: the checkpoint without its optimizer state (unless asked to keep it), its data path set to
   the folder itself and the training machine's ``--user-dir`` path dropped;
 * the dictionaries (``dict.*.txt``, label dictionaries ``dict.*.labels.txt``);
-* ``preparation.json`` and the BPE codes it names (:mod:`fairseq_syntax.preparation.record`);
+* ``preparation.json`` and the BPE codes it names (:mod:`fairseq_syntax.preparation.databin_record`);
 * the parser model files the record names (UDPipe ``.udpipe`` files, a CoNLL-U lookup file), when they are
   files no larger than ``max_parser_mb`` that load as the recorded parser's model, under ``parsers/``, the
   record pointing there (a record names files inside its own folder or absolute paths; any other file, or a
@@ -29,7 +29,7 @@ from typing import Dict, Optional
 
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.parsing.base import load_parser
-from fairseq_syntax.preparation.record import RECORD_FILE, PreparationRecord, inside
+from fairseq_syntax.preparation.databin_record import RECORD_FILE, PreparationRecord, inside
 from fairseq_syntax.preparation.trained_on import SAVED_BPE_CODES
 
 MODEL_FILES = ("model_path", "path")  # parser options that name a model file

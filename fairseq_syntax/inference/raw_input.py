@@ -26,8 +26,8 @@ import numpy as np
 import torch
 from fairseq import utils
 
-from fairseq_syntax.data.subword_align import align_sentence, split_subwords
-from fairseq_syntax.data.syntax_dataset import (
+from fairseq_syntax.data.alignment.subword_align import align_sentence, split_subwords
+from fairseq_syntax.data.datasets.syntax_dataset import (
     SideSyntax,
     SyntaxLanguagePairDataset,
     collate_rows,
@@ -36,7 +36,7 @@ from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.inference.source import EncodedSources, RawSourceEncoder
 from fairseq_syntax.inference.target import RecordedText
 from fairseq_syntax.parsing import backend_options, build_parser
-from fairseq_syntax.preparation.record import (
+from fairseq_syntax.preparation.databin_record import (
     RECORD_FILE,
     PreparationRecord,
     check_trained_codes,

@@ -1,9 +1,9 @@
 """Raw text in: a user's sentences made into the input the model was trained on, the parse inside.
 
 :class:`RawSourceEncoder` repeats what the data-bin's preparation did to a language
-(:mod:`fairseq_syntax.preparation.record`): sacremoses' normalisation, the recorded parser (one batched call
+(:mod:`fairseq_syntax.preparation.databin_record`): sacremoses' normalisation, the recorded parser (one batched call
 for all sentences), the parse's surface tokens (or the text's own tokens, or sacremoses' tokens), lowercasing,
-the BPE codes, and the alignment of the user's tree to the subwords (:func:`~fairseq_syntax.data.subword_align.
+the BPE codes, and the alignment of the user's tree to the subwords (:func:`~fairseq_syntax.data.alignment.subword_align.
 align_sentence`, as in preparation). The parse comes from the user's words, never from text rebuilt from token
 ids (where an unknown character would be ``<unk>`` and the BPE joins lost).
 
@@ -21,10 +21,10 @@ from typing import List, Optional, Sequence
 import numpy as np
 import torch
 
-from fairseq_syntax.data.subword_align import align_sentence
+from fairseq_syntax.data.alignment.subword_align import align_sentence
 from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.parsing.base import load_parser
-from fairseq_syntax.preparation.record import PreparationRecord, parser_options
+from fairseq_syntax.preparation.databin_record import PreparationRecord, parser_options
 
 logger = logging.getLogger(__name__)
 

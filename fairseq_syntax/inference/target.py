@@ -1,5 +1,5 @@
 """Output text as the training text was written: BPE joined, then detokenised by how the data-bin's
-preparation tokenised the target language (:mod:`fairseq_syntax.preparation.record`).
+preparation tokenised the target language (:mod:`fairseq_syntax.preparation.databin_record`).
 
 * parser / moses tokens: Moses' detokeniser plus in-word hyphens rejoined
   (:func:`fairseq_syntax.evaluation.detokenize.detokenize`), as the recipes score output;
@@ -21,7 +21,7 @@ import re
 
 from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.evaluation.detokenize import join_hyphens
-from fairseq_syntax.preparation.record import PreparationRecord
+from fairseq_syntax.preparation.databin_record import PreparationRecord
 
 logger = logging.getLogger(__name__)
 

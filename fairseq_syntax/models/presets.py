@@ -2,7 +2,7 @@
 
 Each :class:`Preset` names its model, the options it sets (defaults: options given on the command line win,
 fairseq's convention), the options of its ``_tiny`` variant (for tests and CPU demos), the paper, and the
-entry of the table of training settings (:mod:`fairseq_syntax.recipes`, ``DATASET:MODEL``) whose settings its
+entry of the table of training settings (:mod:`fairseq_syntax.settings`, ``DATASET:MODEL``) whose settings its
 ``fairseq-hydra-train`` config carries (None for a mechanism no paper's recipe trains: its config carries the
 settings of its model's baseline, docs/extending.md): the hydra configs in ``fairseq_syntax/config`` are generated
 from the two tables by ``examples/recipes/hydra_configs.py``, and a test checks they are in sync.
@@ -26,7 +26,7 @@ from fairseq_syntax.models.syntax_transformer import (
 class Preset:
     model: str  # the registered model: syntax_transformer | attention_lstm
     paper: str
-    recipe: Optional[str]  # DATASET:MODEL of fairseq_syntax.recipes: the preset's training settings (hydra config);
+    recipe: Optional[str]  # DATASET:MODEL of fairseq_syntax.settings: the preset's training settings (hydra config);
     # None: no recipe trains it (an extension)
     options: Dict[str, object] = field(default_factory=dict)
     tiny: Optional[Dict[str, object]] = None  # the _tiny variant's own options (beyond the tiny sizes); None: none

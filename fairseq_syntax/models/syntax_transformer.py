@@ -8,7 +8,7 @@ without one is fairseq's own layer on fairseq's fast path. The mechanisms compos
 * Relative positions in encoder self-attention: linear (Shaw et al. 2018, ``--rel-linear-k``) and tree depth
   (Omote et al. 2019, ``--rel-dep-l``), key and/or value terms, :mod:`fairseq_syntax.modules.relative_positions`;
   depths need the source parse (``src_depths``), unless ``--self-parse`` reads them from the encoder's own parse
-  head's tree (:mod:`fairseq_syntax.modules.batched_trees`). Linear ones in every decoder self-attention layer
+  head's tree (:mod:`fairseq_syntax.data.trees.decoding`). Linear ones in every decoder self-attention layer
   too (``--rel-decoder-k``), with incremental decoding.
 * PASCAL (Bugliarello & Okazaki 2020): the first ``--pascal-heads`` heads of encoder layer ``--pascal-layer``
   scale their scores by a Gaussian around each token's parent,
@@ -48,7 +48,7 @@ from fairseq.models.transformer import (
 from omegaconf import OmegaConf
 from torch import nn
 
-from fairseq_syntax.data.syntax_request import SyntaxNeeds
+from fairseq_syntax.data.datasets.syntax_request import SyntaxNeeds
 from fairseq_syntax.errors import OptionError
 from fairseq_syntax.models.layer_stack import LayerDrop, parse_form, wrap_layer
 from fairseq_syntax.models.syntax_layers import (
@@ -63,7 +63,7 @@ from fairseq_syntax.models.syntax_transformer_config import (  # noqa: F401  (th
     relative_terms,
 )
 from fairseq_syntax.models.syntax_transformer_decoder import SyntaxTransformerDecoder
-from fairseq_syntax.modules.batched_trees import (
+from fairseq_syntax.data.trees.decoding import (
     eisner_heads,
     subword_word_index,
     tree_inputs,
@@ -227,7 +227,7 @@ class SyntaxTransformerEncoder(TransformerEncoder):
         return float(torch.rand(())) < self.self_parse_train
 
     def own_tree(self, src_tokens, parse_logprobs) -> AttentionInputs:
-        """The tree inputs of the layers above the parse head from its decoded tree (modules/batched_trees.py):
+        """The tree inputs of the layers above the parse head from its decoded tree (data/trees/decoding.py):
         the best single-rooted projective tree of its word-level scores, as depth buckets."""
         word = subword_word_index(src_tokens, self.bpe_continues, self.padding_idx, self.dictionary.eos())
         arcs, root = word_arc_scores(parse_logprobs.detach(), word, self.parent_strategy)

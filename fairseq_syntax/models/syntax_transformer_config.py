@@ -7,7 +7,7 @@ from typing import Set, Tuple
 
 from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 
-from fairseq_syntax.data.parent_strategies import STRATEGIES
+from fairseq_syntax.data.alignment.parent_strategies import STRATEGIES
 from fairseq_syntax.errors import OptionError
 from fairseq_syntax.modules.dependency_attention import BIASES
 from fairseq_syntax.modules.parent_scaled_attention import WEIGHT_FUNCTIONS

@@ -7,8 +7,8 @@ import os
 import logging
 from typing import Dict, List, Sequence
 
-from fairseq_syntax.data.conllu import Sentence
-from fairseq_syntax.data.tree import check_tree
+from fairseq_syntax.data.trees.conllu import Sentence
+from fairseq_syntax.data.trees.tree import check_tree
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 
 logger = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
-from fairseq_syntax.data.conllu import Sentence, read_conllu
+from fairseq_syntax.data.trees.conllu import Sentence, read_conllu
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.parsing.base import MODEL_NEEDED, ModelMissing, Parser
 

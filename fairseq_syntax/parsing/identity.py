@@ -4,7 +4,7 @@ A parser's options name its model by a path or a name (a UDPipe file, a spaCy pa
 folder). A model replaced under the same name (a new UDPipe file copied over the old, ``pip install -U
 ja-ginza``, stanza's models downloaded again) parses differently, so a cache of parses keyed by the options alone
 would hand the new model's data-bin the old trees. :func:`parser_identity` is what the caches add to their keys
-(:mod:`fairseq_syntax.preparation.parse_files`, :mod:`fairseq_syntax.preparation.text_stage`):
+(:mod:`fairseq_syntax.preparation.parse_files`, :mod:`fairseq_syntax.preparation.text_only`):
 
 * ``udpipe``: the model file's SHA-256;
 * ``conllu`` (parses looked up in a CoNLL-U file): that file's SHA-256;

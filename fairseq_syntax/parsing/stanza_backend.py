@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence
 
-from fairseq_syntax.data.conllu import Sentence, normalize_form
+from fairseq_syntax.data.trees.conllu import Sentence, normalize_form
 from fairseq_syntax.parsing.base import Parser
 
 

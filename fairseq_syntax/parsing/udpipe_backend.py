@@ -11,7 +11,7 @@ import io
 import os
 from typing import List, Sequence
 
-from fairseq_syntax.data.conllu import Sentence, read_conllu
+from fairseq_syntax.data.trees.conllu import Sentence, read_conllu
 from fairseq_syntax.parsing.base import MODEL_NEEDED, ModelMissing, Parser
 
 

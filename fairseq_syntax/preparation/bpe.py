@@ -21,7 +21,7 @@ from fairseq_syntax.durable_files import (
     unstamp,
     vouched,
 )
-from fairseq_syntax.preparation.texts import count_lines_of, remove_file
+from fairseq_syntax.preparation.side_texts import count_lines_of, remove_file
 
 logger = logging.getLogger(__name__)
 

@@ -60,7 +60,7 @@ from fairseq_syntax.durable_files import (  # noqa: F401  (atomic_write: re-expo
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.preparation.progress_log import ProgressLog
 from fairseq_syntax.preparation.worker_pool import _call, worker_pool  # noqa: F401  (importable from here)
-from fairseq_syntax.text_files import read_text_lines
+from fairseq_syntax.text_reading import read_text_lines
 
 logger = logging.getLogger(__name__)
 
@@ -373,7 +373,7 @@ def run_chunked(
 
 def read_lines(path: str, encoding: str = "utf-8") -> Callable[[], Iterator[str]]:
     """An ``items`` callable over the lines of a text file (newline removed; read as
-    :mod:`fairseq_syntax.text_files` reads every text input)."""
+    :mod:`fairseq_syntax.text_reading` reads every text input)."""
 
     def gen():
         yield from read_text_lines(path)

@@ -11,7 +11,7 @@ import re
 import signal
 
 from fairseq_syntax.errors import OptionError, SyntaxDataError
-from fairseq_syntax.preparation.record import UNFINISHED_FILE
+from fairseq_syntax.preparation.databin_record import UNFINISHED_FILE
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Step 2 of ``prepare``: the training pairs kept (``--train-first`` is applied while reading; here the papers'
 length filters ``--max-words`` / ``--max-ratio`` on the tokenised text and the language identification
-``--lang-filter``, :mod:`fairseq_syntax.data.pair_filter`), the parses kept in step.
+``--lang-filter``, :mod:`fairseq_syntax.preparation.pair_filter`), the parses kept in step.
 """
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import logging
 import os
 from typing import Sequence
 
-from fairseq_syntax.data.pair_filter import LANGUAGE_TOOLS, detector, length_keep, read_mask
+from fairseq_syntax.preparation.pair_filter import LANGUAGE_TOOLS, detector, length_keep, read_mask
 from fairseq_syntax.preparation.chunked import parse_shard, read_pairs, run_chunked
 from fairseq_syntax.errors import SyntaxDataError
-from fairseq_syntax.preparation.texts import select_units
+from fairseq_syntax.preparation.side_texts import select_units
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def language_mask(args, texts, work, items=None, total=None):
 
 
 def select_training_pairs(args, texts, conllus, work):
-    """The papers' training-pair filters on the tokenised text (fairseq_syntax.data.pair_filter): length
+    """The papers' training-pair filters on the tokenised text (fairseq_syntax.preparation.pair_filter): length
     (--max-words, --max-ratio) and language (--lang-filter); rewrites the train text (and parses) in work.
     Streams the text; returns the count kept."""
 

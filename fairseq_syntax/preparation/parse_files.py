@@ -8,7 +8,7 @@ import json
 import logging
 from typing import Callable, List, Tuple
 
-from fairseq_syntax.data.conllu import write_conllu
+from fairseq_syntax.data.trees.conllu import write_conllu
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.parsing.base import Parser, build_parser
 from fairseq_syntax.parsing.identity import parser_identity

@@ -17,7 +17,7 @@ from fairseq_syntax.parsing.base import (
     load_parser,
 )
 from fairseq_syntax.preparation.parse_files import parse_chunked
-from fairseq_syntax.preparation.texts import (
+from fairseq_syntax.preparation.side_texts import (
     copy_text,
     first_units,
     normalized_text,

@@ -21,9 +21,9 @@ The command is ``fairseq-syntax-prepare`` (:mod:`fairseq_syntax.cli.prepare`, wh
 of the ``args`` these functions take); :func:`prepare` runs it all, one preparation per folder
 (:mod:`.folder_lock`). The steps are modules of this package: :mod:`.parse_step` (1), :mod:`.pair_selection`
 (2), :mod:`.bpe` (3), :mod:`.destdir` (the data-bin folder and fairseq-preprocess, 4), the alignment and
-binarizing of :mod:`fairseq_syntax.data.binarize` (5), :mod:`.recording` (the record), :mod:`.shards` (one
-piece of a sharded job); :mod:`.texts` their text files. ``--text-only`` stops after step 1 and keeps the text
-for several data-bins (:mod:`.text_stage`).
+binarizing of :mod:`fairseq_syntax.data.alignment.binarize` (5), :mod:`.record_step` (the record), :mod:`.shards` (one
+piece of a sharded job); :mod:`.side_texts` their text files. ``--text-only`` stops after step 1 and keeps the text
+for several data-bins (:mod:`.text_only`).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ import logging
 import os
 import time
 
-from fairseq_syntax.data.binarize import align_and_binarize
+from fairseq_syntax.data.alignment.binarize import align_and_binarize
 from fairseq_syntax.preparation.chunked import parse_shard
 from fairseq_syntax.durable_files import (
     atomic_write,
@@ -53,11 +53,11 @@ from fairseq_syntax.preparation.parse_step import (
     sides_to_parse,
     tokenised_text,
 )
-from fairseq_syntax.preparation.record import UNFINISHED_FILE
-from fairseq_syntax.preparation.recording import check_text_record, record_existing, write_record
+from fairseq_syntax.preparation.databin_record import UNFINISHED_FILE
+from fairseq_syntax.preparation.record_step import check_text_record, record_existing, write_record
 from fairseq_syntax.preparation.shards import prepare_shard
-from fairseq_syntax.preparation.text_stage import prepare_text
-from fairseq_syntax.preparation.texts import count_lines_of, lowercase_file
+from fairseq_syntax.preparation.text_only import prepare_text
+from fairseq_syntax.preparation.side_texts import count_lines_of, lowercase_file
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import logging
 import os
 
 from fairseq_syntax.preparation.chunked import ChunkStore
-from fairseq_syntax.data.conllu import read_conllu, sentence_blocks
+from fairseq_syntax.data.trees.conllu import read_conllu, sentence_blocks
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.preparation.pair_selection import language_mask
 from fairseq_syntax.preparation.parse_step import (
@@ -19,12 +19,12 @@ from fairseq_syntax.preparation.parse_step import (
     parser_input,
     sides_to_parse,
 )
-from fairseq_syntax.preparation.texts import (
+from fairseq_syntax.preparation.side_texts import (
     count_lines_of,
     first_units,
     units_of,
 )
-from fairseq_syntax.text_files import open_text
+from fairseq_syntax.text_reading import open_text
 
 logger = logging.getLogger(__name__)
 

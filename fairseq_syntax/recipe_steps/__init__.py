@@ -1,7 +1,7 @@
 """The runner of the dataset recipes: ``examples/DATASET/{prepare,train,evaluate}.sh`` start
 ``python -m fairseq_syntax.recipe_steps DATASET STEP [ARGS...]``.
 
-Not to be confused with :mod:`fairseq_syntax.recipes`, the table of training settings this runner reads. What a
+Not to be confused with :mod:`fairseq_syntax.settings`, the table of training settings this runner reads. What a
 dataset prepares (its language pair, data variants, test sets, scoring and where its raw data comes from) is data,
 ``examples/DATASET/recipe.json`` (:mod:`.recipe`); code a dataset needs of its own (downloads) is a module of
 :mod:`.sources`. The steps: :mod:`.prepare_step` (raw data by :mod:`.raw_data`, tokens and parses, the data-bins),

@@ -1,4 +1,4 @@
-"""The fairseq commands of the recipes, as examples/recipes/pipeline.sh runs them for the other example scripts:
+"""The fairseq commands of the recipes (their command lines: :mod:`.command_lines`, shared with the example scripts):
 fairseq-syntax-train (the step becomes it: the locks' descriptors pass on to it), fairseq-generate with the
 hypotheses extracted in sentence order, fairseq-syntax-induce-parses, and preprocess/prepare.py (run by the
 ``python`` on PATH, the environment's). Commands are found on PATH."""
@@ -10,10 +10,15 @@ import subprocess
 import sys
 from typing import List
 
+from fairseq_syntax.recipe_steps.command_lines import (
+    generate_command,
+    induce_command,
+    split_generate_output,
+    train_command,
+)
 from fairseq_syntax.recipe_steps.recipe import ROOT, Recipe, RecipeError
 from fairseq_syntax.recipe_steps.run_locks import inherited_fds
 
-USER_DIR = os.path.join(ROOT, "fairseq_syntax")
 #: prepare.py's lines left out of the recipe's output
 _NOISE = re.compile(r"tensorboardX|INFO:fairseq_cli| \| INFO \| fairseq_cli")
 
@@ -24,8 +29,7 @@ def python() -> str:
 
 def train(recipe: Recipe, data: str, save: str, args: List[str]) -> None:
     """Print the command line ([NAME] ...); unless DRY_RUN=1, become it."""
-    task = [] if "--task" in args else ["--task", "syntax_translation"]
-    cmd = ["fairseq-syntax-train", data, "--user-dir", USER_DIR, *task, "--save-dir", save, *args]
+    cmd = train_command(data, save, args)
     recipe.log(shlex.join(cmd))
     if recipe.dry_run:
         return
@@ -39,35 +43,24 @@ def train(recipe: Recipe, data: str, save: str, args: List[str]) -> None:
 
 def generate(out: str, data: str, checkpoint: str, args: List[str]) -> None:
     """Translate the test split: OUT/generate.{out,log}, OUT/hyp.tok and OUT/ref.tok in sentence order."""
-    task = [] if "--task" in args else ["--task", "syntax_translation"]
     os.makedirs(out, exist_ok=True)
     log = os.path.join(out, "generate.log")
     with open(os.path.join(out, "generate.out"), "w") as o, open(log, "w") as e:
-        code = subprocess.run(["fairseq-generate", data, "--user-dir", USER_DIR, *task, "--path", checkpoint,
-                               "--remove-bpe", *args], stdout=o, stderr=e, pass_fds=inherited_fds()).returncode
+        code = subprocess.run(generate_command(data, checkpoint, args), stdout=o, stderr=e,
+                              pass_fds=inherited_fds()).returncode
     if code:
         sys.stderr.write("".join(open(log, errors="replace").readlines()[-5:]))
         raise RecipeError(f"fairseq-generate failed (log: {log}): translating the test set failed")
-    found = {"H": {}, "T": {}}
-    with open(os.path.join(out, "generate.out"), encoding="utf-8", errors="surrogateescape") as f:
-        for line in f:
-            kind, _, rest = line.rstrip("\n").partition("-")
-            if kind in found and "\t" in rest:
-                fields = rest.split("\t")
-                found[kind][int(fields[0])] = fields[2] if kind == "H" else fields[1]
-    for kind, name in (("H", "hyp.tok"), ("T", "ref.tok")):
-        with open(os.path.join(out, name), "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.writelines(found[kind][i] + "\n" for i in sorted(found[kind]))
-    if len(found["H"]) != len(found["T"]):
-        raise RecipeError(f"{out}/generate.out: {len(found['H'])} hypotheses for {len(found['T'])} references")
+    hyps, refs = split_generate_output(out)
+    if hyps != refs:
+        raise RecipeError(f"{out}/generate.out: {hyps} hypotheses for {refs} references")
 
 
 def induce(prefix: str, data: str, checkpoint: str, args: List[str]) -> str:
     """The parse heads' trees (PREFIX.LANG.conllu) on the test split; their UAS lines."""
     os.makedirs(os.path.dirname(prefix), exist_ok=True)
     with open(f"{prefix}.uas.txt", "w") as o, open(f"{prefix}.uas.log", "w") as e:
-        code = subprocess.run(["fairseq-syntax-induce-parses", data, "--user-dir", USER_DIR, "--path", checkpoint,
-                               "--split", "test", "--output-prefix", prefix, *args], stdout=o, stderr=e,
+        code = subprocess.run(induce_command(data, checkpoint, prefix, args), stdout=o, stderr=e,
                               pass_fds=inherited_fds()).returncode
     if code:
         sys.stderr.write("".join(open(f"{prefix}.uas.log", errors="replace").readlines()[-5:]))

@@ -1,5 +1,5 @@
 """A dataset's recipe: ``examples/DATASET/recipe.json``, the user's variables and the models of the table of
-training settings (:mod:`fairseq_syntax.recipes`) at ``SIZE``.
+training settings (:mod:`fairseq_syntax.settings`) at ``SIZE``.
 
 recipe.json holds (only ``name``, ``src``, ``tgt`` and ``variants`` are required):
 
@@ -19,8 +19,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, List
 
-from fairseq_syntax.recipes.datasets import SIZES, settings
-from fairseq_syntax.recipes.model_settings import ModelSettings
+from fairseq_syntax.settings.datasets import SIZES, settings
+from fairseq_syntax.settings.model_settings import ModelSettings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPLITS = ("train", "valid", "test")
@@ -138,7 +138,7 @@ class Recipe:
 
     def batch_args(self, batch: str) -> List[str]:
         """``tokens:N`` | ``sentences:N`` -> MAX_TOKENS per GPU batch and the --update-freq making N per update
-        (:mod:`fairseq_syntax.recipes.gpu_batch` gives the smallest per-GPU batch; the recipe passes
+        (:mod:`fairseq_syntax.settings.gpu_batch` gives the smallest per-GPU batch; the recipe passes
         MAX_TOKENS)."""
         kind, _, n = batch.partition(":")
         gpus, n, most = self.gpu_count(), int(n), int(self.var("MAX_TOKENS", "4096"))

@@ -6,8 +6,8 @@ from typing import Optional
 from fairseq.dataclass import ChoiceEnum
 from fairseq.tasks.translation import TranslationConfig
 
-from fairseq_syntax.data.parent_strategies import STRATEGIES
-from fairseq_syntax.data.syntax_request import SIDE_FIELDS
+from fairseq_syntax.data.alignment.parent_strategies import STRATEGIES
+from fairseq_syntax.data.datasets.syntax_request import SIDE_FIELDS
 from fairseq_syntax.errors import OptionError
 
 _FIELDS_HELP = (

@@ -3,16 +3,16 @@
 Extends fairseq's TranslationTask: tokens, dictionaries, batching and generation are fairseq's. On top, it
 loads the aligned syntax datasets of the source and/or target side (``{split}.{src}-{tgt}.{lang}.{words,
 heads,labels}``, written by ``fairseq-syntax-prepare``) next to the token data, validates their lengths
-against the tokens (:mod:`fairseq_syntax.data.syntax_sides`), and collates parents (under the chosen subword
+against the tokens (:mod:`fairseq_syntax.data.datasets.syntax_sides`), and collates parents (under the chosen subword
 parent strategy), depths, labels and word indices in the model's coordinates (see
-:mod:`fairseq_syntax.data.syntax_dataset`).
+:mod:`fairseq_syntax.data.datasets.syntax_dataset`).
 
 Which fields are collated: ``--source-syntax`` / ``--target-syntax`` take a comma list of
 ``parents,depths,labels,words``, ``none``, or ``auto`` (the default), which asks the model: a model may define
-``syntax_needs() ->`` :class:`~fairseq_syntax.data.syntax_request.SyntaxNeeds`. A model without it (fairseq's
+``syntax_needs() ->`` :class:`~fairseq_syntax.data.datasets.syntax_request.SyntaxNeeds`. A model without it (fairseq's
 ``transformer``) gets no syntax and trains as with the ``translation`` task. The task's
 :class:`SyntaxRequest` is resolved from its options and the needs of the models built on it
-(:func:`~fairseq_syntax.data.syntax_request.resolve_request`), replaced, not changed, when a model is built,
+(:func:`~fairseq_syntax.data.datasets.syntax_request.resolve_request`), replaced, not changed, when a model is built,
 and handed to every dataset it loads.
 
 ``fairseq-generate`` passes the checkpoint's saved task config to :meth:`load_dataset`; the syntax options are
@@ -32,24 +32,24 @@ from fairseq.data import Dictionary
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationTask
 
-from fairseq_syntax.data import syntax_io
-from fairseq_syntax.data.long_pairs import filter_long_pairs
-from fairseq_syntax.data.mmap_check import (
+from fairseq_syntax.data.alignment import syntax_io
+from fairseq_syntax.data.datasets.long_pairs import filter_long_pairs
+from fairseq_syntax.data.alignment.mmap_check import (
     check_mmap_dataset,
     check_pairs,
     split_prefixes,
 )
-from fairseq_syntax.data.syntax_dataset import SyntaxLanguagePairDataset
-from fairseq_syntax.data.syntax_request import (
+from fairseq_syntax.data.datasets.syntax_dataset import SyntaxLanguagePairDataset
+from fairseq_syntax.data.datasets.syntax_request import (
     SyntaxNeeds,
     SyntaxRequest,
     resolve_request,
 )
-from fairseq_syntax.data.syntax_sides import check_training_sides, load_side
+from fairseq_syntax.data.datasets.syntax_sides import check_training_sides, load_side
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.inference.raw_input import RawInput
 from fairseq_syntax.inference.source import EncodedSources
-from fairseq_syntax.preparation.record import UNFINISHED_FILE, PreparationRecord
+from fairseq_syntax.preparation.databin_record import UNFINISHED_FILE, PreparationRecord
 from fairseq_syntax.preparation.trained_on import (
     SAVED_BPE_CODES,
     SAVED_DICTIONARIES,
@@ -209,7 +209,7 @@ class SyntaxTranslationTask(TrainedOnState, TranslationTask):
         return itr
 
     def filter_indices_by_size(self, indices, dataset, max_positions=None, ignore_invalid_inputs=False):
-        """fairseq's filter of pairs longer than the model reads, counted and checked (data/long_pairs.py)."""
+        """fairseq's filter of pairs longer than the model reads, counted and checked (data/datasets/long_pairs.py)."""
         split = next((name for name, d in self.datasets.items() if d is dataset), "?")
         return filter_long_pairs(indices, dataset, max_positions, ignore_invalid_inputs,
                                  self.cfg.max_skipped_fraction, split)

@@ -1,0 +1,1 @@
+"""The datasets and collation the task loads (torch and fairseq; data/__init__.py)."""

@@ -1,0 +1,56 @@
+"""The fairseq command lines the project's scripts run, written once: training with the plugin, translating the
+test split, inducing the parse heads' trees, and fairseq-generate's output split into hypotheses and references
+in sentence order. The recipes (:mod:`.commands`) and the example scripts (examples/recipes/pipeline.py: the demo,
+the fidelity runs, the UD PUD UAS run) build their commands here; each runs them its own way (a recipe step
+becomes its training; the example scripts wait for theirs). Commands are looked up on ``PATH``.
+
+Only the standard library: a script's own process stays light while its commands train.
+"""
+import os
+from typing import Dict, List, Sequence, Tuple
+
+#: the plugin's folder, given to every command as ``--user-dir``
+USER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: the size of the small CPU runs (demo, fidelity, UD PUD UAS): 3+3 layers, d 128, FFN 256, 4 heads (the recipes'
+#: CPU table, fairseq_syntax/settings/cpu_table.py, is 3+3, d 128, FFN 512)
+SMALL_TRANSFORMER = ("--encoder-layers", "3", "--decoder-layers", "3", "--encoder-embed-dim", "128",
+                     "--decoder-embed-dim", "128", "--encoder-ffn-embed-dim", "256", "--decoder-ffn-embed-dim",
+                     "256", "--encoder-attention-heads", "4", "--decoder-attention-heads", "4")
+
+
+def _task(options: Sequence[str]) -> List[str]:
+    return [] if "--task" in options else ["--task", "syntax_translation"]
+
+
+def train_command(data: str, save_dir: str, options: Sequence[str]) -> List[str]:
+    """fairseq-syntax-train with the plugin, the syntax_translation task unless ``options`` name a --task."""
+    return ["fairseq-syntax-train", data, "--user-dir", USER_DIR, *_task(options), "--save-dir", save_dir,
+            *options]
+
+
+def generate_command(data: str, checkpoint: str, options: Sequence[str]) -> List[str]:
+    """fairseq-generate of the test split with the plugin, BPE removed."""
+    return ["fairseq-generate", data, "--user-dir", USER_DIR, *_task(options), "--path", checkpoint,
+            "--remove-bpe", *options]
+
+
+def induce_command(data: str, checkpoint: str, prefix: str, options: Sequence[str]) -> List[str]:
+    """fairseq-syntax-induce-parses of the test split: PREFIX.LANG.conllu and the UAS lines."""
+    return ["fairseq-syntax-induce-parses", data, "--user-dir", USER_DIR, "--path", checkpoint, "--split", "test",
+            "--output-prefix", prefix, *options]
+
+
+def split_generate_output(out: str) -> Tuple[int, int]:
+    """OUT/generate.out (fairseq-generate's output, sentences as their batches finished) -> OUT/hyp.tok and
+    OUT/ref.tok in sentence order (an empty hypothesis an empty line); returns (hypotheses, references)."""
+    found: Dict[str, Dict[int, str]] = {"H": {}, "T": {}}
+    with open(os.path.join(out, "generate.out"), encoding="utf-8", errors="surrogateescape") as f:
+        for line in f:
+            kind, _, rest = line.rstrip("\n").partition("-")
+            if kind in found and "\t" in rest:
+                fields = rest.split("\t")
+                found[kind][int(fields[0])] = (fields[2] if len(fields) > 2 else "") if kind == "H" else fields[1]
+    for kind, name in (("H", "hyp.tok"), ("T", "ref.tok")):
+        with open(os.path.join(out, name), "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.writelines(found[kind][i] + "\n" for i in sorted(found[kind]))
+    return len(found["H"]), len(found["T"])
