@@ -1,37 +1,23 @@
 """Pictures of one sentence: parse-head attention, PASCAL's D^p, dependency arcs of a CoNLL-U file.
 
-Three pictures, each one PNG (matplotlib, Agg backend) for one
-sentence, chosen by its index (0-based, the sentence id of fairseq's
-datasets and the order of ``fairseq-syntax-induce-parses``' CoNLL-U files):
+Each picture is one PNG (matplotlib, Agg backend) of one sentence, chosen by its 0-based index (the sentence id
+of fairseq's datasets and the order of ``fairseq-syntax-induce-parses``' CoNLL-U files); its title shows the
+split (or file), the index and the text. Examples: docs/evaluation.md, "Pictures of one sentence".
 
-``heads``   a trained checkpoint's learned parse heads (DBSA / SISA /
-            SyncAttn; encoder and decoder, whichever the model has) as
-            heatmaps of their attention over the sentence's subword tokens
-            (row: the token, column: its predicted parent), with the data's
-            gold (or parser) parent of each supervised row boxed in red
-            (dashed where the future mask hides it from a decoder row) and
-            each row's argmax dotted; below each heatmap the word-level trees,
-            the data's tree above the words and the induced one below (green
-            where it agrees, red where not), decoded as
-            ``fairseq-syntax-induce-parses`` decodes them. The decoder runs
-            under teacher forcing on the reference; its rows follow the
-            checkpoint's ``--dbsa-decoder-rows`` (``predicting``: row i is
-            the state that predicts target token i, ``input``: the state
-            whose input is token i, so the first row is the start symbol).
-``pascal``  PASCAL's D^p (Bugliarello & Okazaki 2020, Eq. 6): row t holds the
-            parent-scaling weights of token t over the positions j, a
-            Gaussian around t's ``middle`` parent p_t (marked x), with the
-            data's word tree below. The variance and weight function are the
-            checkpoint's (``--path``) or ``--variance`` / ``--weights``.
-``conllu``  a dependency-arc diagram of sentence i of a CoNLL-U file (e.g.
-            one written by fairseq-syntax-induce-parses); with ``--gold``,
-            the gold tree above the words and the file's below (green where
-            it agrees, red where not), with the sentence's UAS.
+``heads``   a checkpoint's parse heads (DBSA / SISA / SyncAttn; encoder and/or decoder) as heatmaps over the
+            sentence's subword tokens (row: the token, column: its predicted parent), the data's parent of each
+            supervised row boxed in red (dashed where the future mask hides it), each row's argmax dotted; below,
+            the data's word tree above the words and the induced one below (green where it agrees, red where
+            not). The decoder runs under teacher forcing; its rows follow the checkpoint's
+            ``--dbsa-decoder-rows`` (``predicting``: row i predicts target token i; ``input``: row i reads it).
+``pascal``  PASCAL's D^p (Bugliarello & Okazaki 2020, Eq. 6): row t holds token t's parent-scaling weights over
+            the positions j, a Gaussian around its ``middle`` parent p_t (marked x), the word tree below;
+            variance and weight function from the checkpoint (``--path``) or ``--variance`` / ``--weights``.
+``conllu``  the arcs of sentence i of a CoNLL-U file; with ``--gold``, the gold tree above the words and the
+            file's below (green where it agrees, red where not), with the sentence's UAS.
 
-Every picture's title shows the split (or file), the sentence index and its
-text. The tokens, arcs and trees drawn are also stored as JSON in the PNG's
-metadata (text chunk ``fairseq-syntax-plot``) and, with ``--json``, in a
-file (which also holds the plotted matrices).
+What was drawn (tokens, arcs, trees) is also stored as JSON in the PNG's metadata (text chunk
+``fairseq-syntax-plot``) and, with ``--json``, in a file (with the plotted matrices).
 
 The command is ``fairseq-syntax-plot`` (:mod:`fairseq_syntax.cli.plot`); each picture is one function
 here (:func:`plot_heads`, :func:`plot_pascal`, :func:`plot_conllu`).

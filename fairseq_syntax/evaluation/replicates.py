@@ -4,29 +4,22 @@ bootstrap test over test sentences that averages over the replicates.
 Clark, Dyer, Lavie & Smith (2011), "Better Hypothesis Testing for Statistical Machine Translation: Controlling
 for Optimizer Instability" (MultEval): report each metric as the mean over the replicates with their sample
 standard deviation (n - 1), and resample the test sentences so that every resample scores every replicate's
-output on the same sentences and averages over the replicates. The test sees the test set's sampling
-variance of the mean over replicates; the seeds' own spread enters only through the means it compares, so it
-is reported beside the test (the sd), not tested: with three runs a side no test of the seed variance has
-power. (MultEval's own p-value is an approximate randomisation test; its bootstrap gives the spread due to the
-test set. Here the bootstrap gives the p-value.)
+output on the same sentences and averages over the replicates. The test sees the test set's sampling variance of
+the mean over replicates; the seeds' spread enters only through the means it compares, so it is reported beside
+the test (the sd), not tested: with three runs a side no test of the seed variance has power. (MultEval's own
+p-value comes from approximate randomisation; here the bootstrap gives it.)
 
-For a resample I of the N test sentences (drawn with replacement, the same for every system and every
-replicate), a system with replicates X_1..X_R scores m_X(I) = mean_r metric(X_r[I]); likewise m_Y(I) for the
-baseline, whose number of replicates may differ. The observed difference is
-d = mean_r metric(X_r) - mean_s metric(Y_s). The p-value is the two-sided version of the bootstrap test of no
-difference (Efron & Tibshirani 1993, 16.4, there one-sided): the resampled differences
-d(I) = m_X(I) - m_Y(I), shifted to mean zero (the null hypothesis), as far from zero as the observed
-difference or further: p = (c + 1) / (n + 1), c the number of resamples with |d(I) - mean d| >= |d|.
+For a resample I of the N test sentences (drawn with replacement, the same for every system and replicate), a
+system with replicates X_1..X_R scores m_X(I) = mean_r metric(X_r[I]); likewise m_Y(I) for the baseline, whose
+number of replicates may differ. The observed difference is d = mean_r metric(X_r) - mean_s metric(Y_s). The
+p-value is the two-sided version of the bootstrap test of no difference (Efron & Tibshirani 1993, 16.4, there
+one-sided): p = (c + 1) / (n + 1), c the number of resamples whose d(I) = m_X(I) - m_Y(I), shifted to mean zero
+(the null hypothesis), is as far from zero as d or further: |d(I) - mean d| >= |d|.
 
-sacreBLEU's paired bootstrap (``--paired-bs``, the single-seed tables' test) computes another statistic: it
-takes |d(I)| first and centres that on its mean, then counts |d(I)| - mean|d| > |d|. When the resampled
-differences straddle zero, the absolute value folds them and narrows their spread, and its p falls below
-even a one-sided test's; when they do not, it is about the one-sided p. ``sacrebleu_p_value`` keeps that
-figure beside ours (the Tanaka tables' JSON holds both; with one replicate a side it is exactly sacreBLEU's,
-the same resamples for the same seed).
-
-BLEU and chrF are computed from summed sufficient statistics of the resampled sentences (sacreBLEU's own
-per-sentence statistics), RIBES as the mean of its sentence scores.
+``sacrebleu_p_value`` keeps sacreBLEU's paired bootstrap statistic (``--paired-bs``) beside ours: it centres |d(I)|
+on its mean and counts |d(I)| - mean|d| > |d|, which folds differences that straddle zero (docs/evaluation.md, "The
+scores"); with one replicate a side it is exactly sacreBLEU's. BLEU and chrF come from summed sufficient statistics
+of the resampled sentences (sacreBLEU's own per-sentence statistics), RIBES as the mean of its sentence scores.
 """
 from __future__ import annotations
 

@@ -2,31 +2,23 @@
 
 The library behind ``fairseq-syntax-evaluate`` (:mod:`fairseq_syntax.cli.evaluate`).
 
-* BLEU and chrF are sacreBLEU's metrics (``sacrebleu.metrics``), so scores and
-  signatures are those of the ``sacrebleu`` command on the same files.
-* ``--baseline``: sacreBLEU's paired bootstrap resampling
-  (``sacrebleu.significance.PairedTest``, ``--paired-bs`` on its command line;
-  seed 12345 unless SACREBLEU_SEED is set) of the system against the
-  baseline, for BLEU and chrF: p-values, means and 95% confidence intervals.
-* BLEU by source length (Bugliarello & Okazaki 2020, Fig. 3): sentences are
-  grouped by the number of whitespace tokens of ``--source`` (else of the
-  reference) into the buckets given by ``--length-buckets``, and each group
-  is scored as a corpus; ``--plot`` draws it (system and baseline) as a PNG.
-* ``--ribes``: RIBES (Isozaki et al. 2010, the WAT metric for Japanese and
-  other distant-order targets): the mean over sentences of NKT x P^0.25 x
-  BP^0.10 (NKT: normalised Kendall's tau of the aligned words' order; P:
-  unigram precision; BP: brevity penalty), NLTK's implementation (3.10.4 or
-  later: earlier versions count Kendall's tau over runs of consecutive ranks
-  only, and score about 45 points low; they are refused, and each report
-  records the implementation as ``ribes_implementation``). NLTK aligns the
-  words as the official RIBES.py does, except on some sentences with
-  repeated words, where its context window is narrower: compare with
-  published WAT RIBES with that in mind. Its tokens are BLEU's: sacreBLEU's
-  ``--tokenize`` tokenizer when one is given (e.g. ``ja-mecab`` on detokenised
-  Japanese), else whitespace tokens (give tokenised text, as WAT does). With
-  ``--baseline``, RIBES gets the same paired bootstrap test as BLEU (the same
-  resamples: RIBES is a mean of sentence scores, so a resample's score is the
-  mean over its sentences).
+* BLEU and chrF are sacreBLEU's metrics (``sacrebleu.metrics``), so scores and signatures are those of the
+  ``sacrebleu`` command on the same files.
+* ``--baseline``: sacreBLEU's paired bootstrap resampling (``sacrebleu.significance.PairedTest``, ``--paired-bs``
+  on its command line; seed 12345 unless SACREBLEU_SEED is set) of the system against the baseline, for BLEU and
+  chrF: p-values, means and 95% confidence intervals.
+* BLEU by source length (Bugliarello & Okazaki 2020, Fig. 3): sentences are grouped by the number of whitespace
+  tokens of ``--source`` (else of the reference) into the buckets given by ``--length-buckets``, and each group is
+  scored as a corpus; ``--plot`` draws it (system and baseline) as a PNG.
+* ``--ribes``: RIBES (Isozaki et al. 2010, the WAT metric for Japanese and other distant-order targets): the mean
+  over sentences of NKT x P^0.25 x BP^0.10 (NKT: normalised Kendall's tau of the aligned words' order; P: unigram
+  precision; BP: brevity penalty), NLTK's implementation, 3.10.4 or later (earlier versions count Kendall's tau
+  over runs of consecutive ranks only: they are refused; each report records ``ribes_implementation``). NLTK
+  aligns the words as the official RIBES.py does, except on some sentences with repeated words, where its context
+  window is narrower: compare with published WAT RIBES with that in mind. Its tokens are BLEU's: sacreBLEU's
+  ``--tokenize`` tokenizer when one is given (e.g. ``ja-mecab`` on detokenised Japanese), else whitespace tokens
+  (give tokenised text, as WAT does). With ``--baseline``, RIBES gets the same paired bootstrap test as BLEU (the
+  same resamples: RIBES is a mean of sentence scores, so a resample's score is the mean over its sentences).
 """
 from typing import Dict, List, Optional, Sequence
 

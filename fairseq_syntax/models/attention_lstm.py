@@ -1,32 +1,24 @@
 """``attention_lstm``: the ANMT baseline and CKY-based convolutional attention.
 
-Watanabe et al. (2017), "CKY-based Convolutional Attention for Neural Machine
-Translation" (IJCNLP):
+Watanabe et al. (2017), "CKY-based Convolutional Attention for Neural Machine Translation" (IJCNLP):
 
-* Encoder (Sec. 2, Eq. 1-5): two directions, each a stack of LSTMs over the
-  word embeddings v_i; a layer l > 1 adds its input (residual, Eq. 3-4); the
-  state of word i is the sum of the two directions' top layers (Eq. 5). All
-  sizes are d.
-* Decoder (Eq. 6-11): fairseq's ``LSTMDecoder`` (input feeding, layer 2 reads
-  layer 1) with its layers initialised from the reverse direction's final
-  (h, c) of the same layer, and global **dot** attention on the top layer's
-  state (:class:`~fairseq_syntax.modules.lstm_attention.DotAttention`).
-* ``--cky`` (Sec. 3): the encoder also builds the CKY-CNN table over its
-  states (:mod:`fairseq_syntax.modules.cky_table`, Eq. 12) and the decoder
-  attends jointly over states and cells
-  (:class:`~fairseq_syntax.modules.lstm_attention.CKYAttention`, Eq. 13-16).
-  The table is part of the encoder output, so beam search reorders it and
-  every decoding step reuses it.
+* Encoder (Sec. 2, Eq. 1-5): two directions, each a stack of LSTMs over the word embeddings v_i; a layer l > 1
+  adds its input (residual, Eq. 3-4); the state of word i is the sum of the two directions' top layers (Eq. 5).
+  All sizes are d.
+* Decoder (Eq. 6-11): fairseq's ``LSTMDecoder`` (input feeding, layer 2 reads layer 1) with its layers
+  initialised from the reverse direction's final (h, c) of the same layer, and global **dot** attention on the
+  top layer's state (:class:`~fairseq_syntax.modules.lstm_attention.DotAttention`).
+* ``--cky`` (Sec. 3): the encoder also builds the CKY-CNN table over its states
+  (:mod:`fairseq_syntax.modules.cky_table`, Eq. 12) and the decoder attends jointly over states and cells
+  (:class:`~fairseq_syntax.modules.lstm_attention.CKYAttention`, Eq. 13-16). The table is part of the encoder
+  output, so beam search reorders it and every decoding step reuses it.
 
-No parse is needed: the CKY table considers every split of every span. The
-table over T source tokens (the source's EOS included: it is one of the
-encoder states of Eq. 13) has T(T+1)/2 cells, its cost grows as T^3 (split
-candidates, O(d) each) plus T^2 (one DU per cell); see the README's
-benchmark.
+No parse is needed: the CKY table considers every split of every span. The table over T source tokens (the
+source's EOS included: it is one of the encoder states of Eq. 13) has T(T+1)/2 cells; its cost grows as T^3
+(split candidates, O(d) each) plus T^2 (one DU per cell); timings: docs/benchmarks.md, "Speed and memory".
 
-Presets (``--arch``, :mod:`fairseq_syntax.models.presets`): ``lstm_luong``
-(the baseline), ``cky_lstm`` (d = 256 as in the paper) and ``*_tiny`` (d = 32)
-for tests.
+Presets (``--arch``, :mod:`fairseq_syntax.models.presets`): ``lstm_luong`` (the baseline), ``cky_lstm``
+(d = 256 as in the paper) and ``*_tiny`` (d = 32) for tests.
 """
 from dataclasses import dataclass, field
 

@@ -1,38 +1,28 @@
 """``syntax_transformer``: fairseq's transformer with syntax mechanisms as switches (docs/design.md, "One model
-family, mechanisms as switches"): encoder and decoder layers switch mechanisms on independently; a layer
-without one is fairseq's own layer on fairseq's fast path. The mechanisms compose, also within one layer:
+family, mechanisms as switches"). Encoder and decoder layers switch mechanisms on independently and they compose,
+also within one layer; a layer without one is fairseq's own layer on fairseq's fast path.
 
-* DBSA (Deguchi et al. 2019): a bi-affine parse head in encoder layer p_e (``--dbsa-encoder-layer``) and/or
-  decoder layer p_d (``--dbsa-decoder-layer``), :mod:`fairseq_syntax.modules.dependency_attention`; supervised
-  by ``label_smoothed_cross_entropy_with_dependency``, no parse at inference.
-* Relative positions in encoder self-attention: linear (Shaw et al. 2018, ``--rel-linear-k``) and tree depth
-  (Omote et al. 2019, ``--rel-dep-l``), key and/or value terms, :mod:`fairseq_syntax.modules.relative_positions`;
-  depths need the source parse (``src_depths``), unless ``--self-parse`` reads them from the encoder's own parse
-  head's tree (:mod:`fairseq_syntax.data.trees.decoding`). Linear ones in every decoder self-attention layer
-  too (``--rel-decoder-k``), with incremental decoding.
+* DBSA (Deguchi et al. 2019): a bi-affine parse head in encoder layer ``--dbsa-encoder-layer`` and/or decoder
+  layer ``--dbsa-decoder-layer`` (:mod:`fairseq_syntax.modules.dependency_attention`), supervised by
+  ``label_smoothed_cross_entropy_with_dependency``; no parse at inference.
+* Relative positions (:mod:`fairseq_syntax.modules.relative_positions`): linear (Shaw et al. 2018,
+  ``--rel-linear-k``; ``--rel-decoder-k`` in the decoder) and tree depth (Omote et al. 2019, ``--rel-dep-l``;
+  ``src_depths``, or the encoder's own parse with ``--self-parse``) in encoder self-attention.
 * PASCAL (Bugliarello & Okazaki 2020): the first ``--pascal-heads`` heads of encoder layer ``--pascal-layer``
-  scale their scores by a Gaussian around each token's parent,
-  :mod:`fairseq_syntax.modules.parent_scaled_attention`; needs the source parse (``src_parents``).
-* SyncAttn (Deguchi et al. 2021): DBSA parse heads on both sides plus, in
-  ``label_smoothed_cross_entropy_with_sync``, a loss tying the encoder's parse attention, mapped through the
-  encoder-decoder attention of decoder layer ``--sync-layer``, to the decoder's
+  scale their scores by a Gaussian around each token's parent (``src_parents``;
+  :mod:`fairseq_syntax.modules.parent_scaled_attention`).
+* SyncAttn (Deguchi et al. 2021): DBSA parse heads on both sides plus L_sync, which ties the encoder's parse
+  attention, mapped through the encoder-decoder attention of decoder layer ``--sync-layer``, to the decoder's
   (:mod:`fairseq_syntax.criterions.sync_loss`); no parse at inference.
 * S&H label embeddings (Sennrich & Haddow 2016, as in Bugliarello & Okazaki 2020): each source token's label,
   embedded in ``--label-embed-dim`` dimensions, replaces the last dimensions of its embedding (``src_labels``).
 
-Data flow (drawn in docs/design.md): the encoder's ``forward`` builds the layers' :class:`AttentionInputs` once
-per batch and passes them to each layer with a mechanism (:mod:`fairseq_syntax.models.syntax_layers`); the
-parse heads' float32 log-probabilities come back as return values into the encoder output
-(``encoder_parse_logprobs``) and the decoder's features dict (``parse_logprobs``), which the criterions read,
-with their graph also under ``--checkpoint-activations``. With LayerDrop the supervised layers (parse heads, the
-SyncAttn layer) are never dropped, and a dropped layer keeps its number
-(:class:`~fairseq_syntax.models.layer_stack.LayerDrop`). The decoder:
-:mod:`fairseq_syntax.models.syntax_transformer_decoder`.
-
-Decoder parse rows (``--dbsa-decoder-rows``): ``predicting`` (default, as in the authors' DBSA code,
-de9uch1/dbsa) pairs row i with the decoder state that predicts target token i and the parent with the state
-that predicts the parent; ``input`` pairs both with the state whose input is the token. The task collates target
-parents in the matching coordinates. Named architectures (presets): :mod:`fairseq_syntax.models.presets`.
+The encoder builds :class:`AttentionInputs` once per batch (:mod:`fairseq_syntax.models.syntax_layers`); the parse
+heads' float32 log-probabilities come back as return values (``encoder_parse_logprobs``, the decoder's
+``parse_logprobs``) for the criterions; LayerDrop never drops a supervised layer, and a dropped layer keeps its
+number (:class:`~fairseq_syntax.models.layer_stack.LayerDrop`). Data flow and decoder parse rows
+(``--dbsa-decoder-rows``): docs/design.md. Decoder: :mod:`fairseq_syntax.models.syntax_transformer_decoder`;
+presets: :mod:`fairseq_syntax.models.presets`.
 """
 from argparse import Namespace
 from typing import Optional, Set

@@ -1,34 +1,25 @@
 """Relative position representations of self-attention, computed per bucket.
 
-Shaw, Uszkoreit & Vaswani (2018), as written in Omote, Tamura & Ninomiya
-(2019), "Dependency-Based Relative Positional Encoding for Transformer NMT":
+Shaw, Uszkoreit & Vaswani (2018), as written in Omote, Tamura & Ninomiya (2019), "Dependency-Based Relative
+Positional Encoding for Transformer NMT":
 
-* linear positions (Sec. 3.2): a^K_ij = w^K_clip(j-i, k), a^V_ij =
-  w^V_clip(j-i, k), clip(x, k) = max(-k, min(k, x)) (Eq. 13-15);
-* dependency positions (Sec. 4): dist_ij = depth(n_j) - depth(n_i) (Eq. 16),
-  b^K_ij = w^K_clip(dist_ij, l), b^V_ij = w^V_clip(dist_ij, l) (Eq. 19-20);
-* they enter attention as e_ij = x_i W^Q (x_j W^K + a^K_ij [+ b^K_ij])^T /
-  sqrt(d_z) and z_i = sum_j alpha_ij (x_j W^V + a^V_ij [+ b^V_ij])
-  (Eq. 11-12, 17-18, 21-22). Both sums are linear, so every kind of relative
-  position contributes its own score and output term.
+* linear positions (Sec. 3.2): a^K_ij = w^K_clip(j-i, k), a^V_ij = w^V_clip(j-i, k),
+  clip(x, k) = max(-k, min(k, x)) (Eq. 13-15);
+* dependency positions (Sec. 4): dist_ij = depth(n_j) - depth(n_i) (Eq. 16), b^K_ij = w^K_clip(dist_ij, l),
+  b^V_ij = w^V_clip(dist_ij, l) (Eq. 19-20);
+* they enter attention as e_ij = x_i W^Q (x_j W^K + a^K_ij [+ b^K_ij])^T / sqrt(d_z) and
+  z_i = sum_j alpha_ij (x_j W^V + a^V_ij [+ b^V_ij]) (Eq. 11-12, 17-18, 21-22). Both sums are linear, so every
+  kind of relative position contributes its own score and output term.
 
-Each term is one table of 2c+1 learned vectors (d_head each), shared by the
-heads of a layer (as in Shaw et al.). A pair (i, j) only selects a bucket
-``clip(dist_ij, c) + c``, so nothing of size B x T x T x d is needed
-(the ``buckets`` implementation):
+Each term is one table of 2c+1 learned vectors (d_head each), shared by the heads of a layer (as in Shaw et al.).
+A pair (i, j) only selects a bucket ``clip(dist_ij, c) + c``, so nothing of size B x T x T x d is needed (the
+``buckets`` implementation): the key term is (q_i . w^K_b) for the 2c+1 buckets b (B x H x T x (2c+1)), gathered
+per pair into B x H x T x S; the value term sums the attention probabilities per bucket (a scatter-add into
+B x H x T x (2c+1)) and multiplies by the 2c+1 value vectors. The ``materialised`` implementation builds the
+B x T x S x d pairwise tensors as the equations are written: the reference the bucket form is tested against.
 
-* key term: (q_i . w^K_b) for the 2c+1 buckets b (a B x H x T x (2c+1)
-  product), then a gather of each pair's bucket -> B x H x T x S;
-* value term: the attention probabilities summed per bucket (a scatter-add
-  -> B x H x T x (2c+1)), times the 2c+1 value vectors.
-
-The ``materialised`` implementation builds the B x T x S x d tensors of
-pairwise vectors, as the equations are written: it is the reference the
-bucket form is tested against and what the benchmark compares it with.
-
-Linear buckets depend only on j - i, so left padding (which shifts every
-real position by the same amount) does not change them; depth buckets come
-from the collated ``src_depths`` (EOS and padding have depth 0; padded keys
+Linear buckets depend only on j - i, so left padding (which shifts every real position by the same amount) does
+not change them; depth buckets come from the collated ``src_depths`` (EOS and padding have depth 0; padded keys
 are masked anyway).
 """
 from typing import Optional

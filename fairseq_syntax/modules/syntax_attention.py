@@ -1,34 +1,24 @@
 """Multi-head self-attention with switchable syntax mechanisms.
 
-One attention layer that hosts the mechanisms of a ``syntax_transformer``
-layer (docs/design.md, "One model family, mechanisms as switches"), so that
-they compose within a layer:
+One attention layer hosts the mechanisms of a ``syntax_transformer`` layer (docs/design.md, "One model family,
+mechanisms as switches"), so that they compose within a layer:
 
-* ``parse_head``: the last head becomes DBSA's bi-affine parse head
-  (Deguchi et al. 2019, Eq. 14-17; :mod:`.dependency_attention`). Its
-  distribution (B x T x S, before attention dropout) is returned as float32
-  log-probabilities (a log-softmax of the masked scores, so that the
-  dependency loss never takes the log of a probability rounded to zero in
-  fp16/bf16);
-* ``relative``: relative position terms (Shaw et al. 2018 linear positions,
-  Omote et al. 2019 tree-depth positions; :mod:`.relative_positions`), added
-  to the scores (key terms) and outputs (value terms) of the ordinary heads.
-  The parse head keeps Eq. 14 exactly.
-* ``parent_scaling``: PASCAL heads (Bugliarello & Okazaki 2020, Eq. 4-6;
-  :mod:`.parent_scaled_attention`): the first h_pascal heads' scaled scores
-  (relative key terms included) are multiplied by D^p before masking and
+* ``parse_head``: the last head becomes DBSA's bi-affine parse head (Deguchi et al. 2019, Eq. 14-17;
+  :mod:`.dependency_attention`). Its distribution (B x T x S, before attention dropout) is returned as float32
+  log-probabilities (a log-softmax of the masked scores, so that the dependency loss never takes the log of a
+  probability rounded to zero in fp16/bf16);
+* ``relative``: relative position terms (Shaw et al. 2018 linear positions, Omote et al. 2019 tree-depth
+  positions; :mod:`.relative_positions`), added to the scores (key terms) and outputs (value terms) of the
+  ordinary heads. The parse head keeps Eq. 14 exactly.
+* ``parent_scaling``: PASCAL heads (Bugliarello & Okazaki 2020, Eq. 4-6; :mod:`.parent_scaled_attention`): the
+  first h_pascal heads' scaled scores (relative key terms included) are multiplied by D^p before masking and
   softmax.
 
-``forward`` takes ``syntax``, an :class:`AttentionInputs` built once per batch
-by the encoder (depth buckets, parent positions), and returns an
-:class:`AttentionOutput` (output, weights, parse log-probabilities) that the
-hosting layer passes up (:mod:`fairseq_syntax.models.syntax_layers`;
-docs/design.md draws the data flow).
-
-The arguments follow fairseq's :class:`~fairseq.modules.MultiheadAttention`
-(time-major input, ``key_padding_mask``, ``attn_mask``, incremental state
-for decoder self-attention); layers without a mechanism keep fairseq's
-attention.
+``forward`` takes ``syntax``, an :class:`AttentionInputs` built once per batch by the encoder (depth buckets,
+parent positions), and returns an :class:`AttentionOutput` (output, weights, parse log-probabilities) that the
+hosting layer passes up (:mod:`fairseq_syntax.models.syntax_layers`; docs/design.md draws the data flow). The
+arguments follow fairseq's :class:`~fairseq.modules.MultiheadAttention` (time-major input, ``key_padding_mask``,
+``attn_mask``, incremental state for decoder self-attention); layers without a mechanism keep fairseq's attention.
 """
 import functools
 from dataclasses import dataclass

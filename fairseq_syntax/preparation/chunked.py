@@ -1,34 +1,24 @@
 """Chunked, resumable, parallel processing of line-oriented corpora.
 
-The long preprocessing steps (parsing, language-ID filtering, BPE
-application) map a sequence of input items (lines, or pairs of lines) to
-output text, item by item and in order. :func:`run_chunked` cuts the items
-into chunks of ``chunk_size``, maps each chunk with a task function, in this
-process or in ``workers`` worker processes (spawned, each building its own
-state, e.g. a parser model, once), and commits every chunk atomically:
+The long preprocessing steps (parsing, language-ID filtering, BPE application) map input items (lines, or pairs
+of lines) to output text, item by item and in order. :func:`run_chunked` cuts the items into chunks of
+``chunk_size``, maps each chunk with a task function, in this process or in ``workers`` spawned processes (each
+building its own state, e.g. a parser model, once), and commits every chunk atomically:
 
     OUT.chunks/00000012.out    the output of chunk 12 (items 12*K .. 13*K-1)
-    OUT.chunks/00000012.json   its manifest: job key, SHA-1 of the chunk's
-                               input, item count, output size and SHA-1
-    OUT.chunks/done.json       written once OUT is assembled; the chunk files
-                               are then removed
+    OUT.chunks/00000012.json   its manifest: job key, SHA-1 of the chunk's input, item count, output size, SHA-1
+    OUT.chunks/done.json       written once OUT is assembled; the chunk files are then removed
 
-Each file is written to a temporary name, flushed, fsync'ed and renamed
-(``os.replace``), the manifest after the data. A chunk counts as finished only
-when its manifest names the same job key (the step and its options) and the
-same input digest, and its data has the recorded size and SHA-1; otherwise it
-is redone (a truncated or corrupt chunk is reported and redone, never read).
-So a run killed at any point (even ``kill -9``) and started again with the
-same command continues after the last finished chunk and writes the same
-bytes as an uninterrupted run; OUT itself appears only once complete (also
-written to a temporary name and renamed).
+Every file, OUT too, is written to a temporary name, fsync'ed and renamed (``os.replace``), a manifest after its
+data. A chunk counts as finished only when its manifest names the same job key (the step and its options) and
+input digest and its data has the recorded size and SHA-1; otherwise it is redone (reported if truncated or
+corrupt), never read. So a run killed at any point (even ``kill -9``) and started again with the same command
+continues after the last finished chunk and writes the same bytes as an uninterrupted run.
 
-Sharding (``shard=(i, n)``): the chunks are split into ``n`` contiguous,
-deterministic ranges, and a sharded run processes only range ``i`` and never
-assembles OUT (other shards may still be running). Shards running on several machines (a SLURM array) commit
-into the same ``OUT.chunks`` directory on a shared file system; the same
-command without a shard then finds their chunks finished and only assembles
-OUT (processing whatever is still missing).
+Sharding (``shard=(i, n)``): the chunks are split into ``n`` contiguous, deterministic ranges; a sharded run
+processes only range ``i`` and never assembles OUT. Shards on several machines (a SLURM array) commit into one
+``OUT.chunks`` on a shared file system; the same command without a shard then finds their chunks finished and
+only assembles OUT (processing whatever is missing). Usage: docs/data.md, "At scale: workers, shards, resuming".
 """
 from __future__ import annotations
 

@@ -2,35 +2,24 @@
 the five papers and one principled try per model, at one setting (same data, size, budget and seed).
 
 ``size="cpu"``: 3+3 layers, d 128, FFN 512, 4 heads, ``max_update`` updates of 4,096 tokens, warm-up ``warmup``,
-lr ``lr`` (the dataset's; Multi30k and Tanaka: 2,000, 400, 0.002), the LSTMs ``lstm_epochs`` epochs. Compute
-per update is dominated by the layers, not the 8k output layer. ``size="base"``: the presets' Transformer base
-(the papers' size; GPUs), 20,000 updates of 8,192 tokens, warm-up 4,000, lr 0.0007.
+lr ``lr`` (the dataset's; Multi30k and Tanaka: 2,000, 400, 0.002), the LSTMs ``lstm_epochs`` epochs (why this
+size: docs/recipes.md, "Multi30k English-German"). ``size="base"``: the presets' Transformer base (the papers'
+size; GPUs), 20,000 updates of 8,192 tokens, warm-up 4,000, lr 0.0007.
 
 Every transformer-family model: Adam (0.9, 0.98), inverse square root schedule, dropout 0.3 and label smoothing
 0.1 (small data), tied embeddings (joint BPE), seed 1, a checkpoint per epoch (resumable), the last 5 kept; the
-checkpoint evaluated is the one with the best validation translation NLL (``nll_loss``, not ``loss``: the parse
-and sync losses must not pick it). Every model trains on the data variant ``main`` (parses on both sides),
-``ch`` and ``ch_u4000`` on ``ch`` (the C&H multi-task corpus).
+one evaluated has the best validation translation NLL (``nll_loss``, not ``loss``: the parse and sync losses must
+not pick it). Data variant ``main`` (parses on both sides); ``ch`` and ``ch_u4000`` on ``ch`` (C&H multi-task).
 
-Tries of one principled change for a model that loses to its baseline or stays inside seed noise (the papers
-tune these on validation data; a change is kept only if the validation NLL of its best checkpoint is lower than
-the model's):
-
-* ``dbsa_enc_lambda05``, ``dbsa_dec_lambda05``, ``dbsa_lambda05``, ``sisa_lambda05``: the parse loss weight 0.5
-  (Deguchi et al. 2021's weight) in place of 1.0;
-* ``dep_rel_l4``, ``dep_l4``: the tree-depth clip distance l = 4 (Omote et al. tuned l on development data);
-* ``pascal_h3``: 3 of the 4 heads of layer 1 parent-scaled (Bugliarello & Okazaki's grid search chose 5-8 of 8
-  heads on their other corpora and found more syntax-aware heads better);
-* ``sh_label3``: 3-dimensional label embeddings, the paper's share of the embedding (10 of 512 dimensions) at
-  d 128 (10 of 128 takes 8% of every source embedding away from the word);
-* ``ch_u4000``: 4,000 updates (half of the C&H corpus is parsing: at 2,000 updates it sees half the translation
-  pairs the transformer sees);
-* ``syncattn_sync2``: L_sync on the penultimate decoder layer, 2 of 3 (Deguchi et al. put l_sync at 5 of 6
-  because Garg et al. (2019) found the penultimate layer's cross-attention the best aligner; the same relative
-  depth rounds to the last layer, 3 of 3);
-* ``cky_lstm_lr001`` against ``lstm_luong_lr001``: both LSTMs at Adam lr 0.001, halved at the same epochs (at
-  the paper's 0.01 on this data the layer-normalised CKY cells collapse to one vector per sentence:
-  docs/cky.md); the baseline gets the same rate so that the pair stays comparable.
+Tries (docs/recipes.md, "Tries"): one principled change, from what the papers tune on validation data, for a
+model that loses to its baseline or stays inside seed noise; kept only if its best checkpoint's validation NLL
+is below the model's. ``*_lambda05``: parse loss weight 0.5 (Deguchi et al. 2021's), not 1.0; ``dep_rel_l4``,
+``dep_l4``: depth clip l = 4 (Omote et al. tuned l); ``pascal_h3``: 3 of 4 heads parent-scaled (the paper's grid
+search chose 5-8 of 8); ``sh_label3``: 3-dimensional label embeddings (the paper's share, 10 of 512, at d 128);
+``ch_u4000``: 4,000 updates (half of C&H's batches are parsing); ``syncattn_sync2``: L_sync on decoder layer 2
+of 3, the penultimate (Deguchi et al.'s 5 of 6, after Garg et al. 2019's best aligner; the same relative depth
+rounds to 3 of 3); ``cky_lstm_lr001`` against ``lstm_luong_lr001``: both LSTMs at Adam lr 0.001, halved at the
+same epochs (at the paper's 0.01 the CKY cells collapse, docs/cky.md; the baseline's rate keeps the pair comparable).
 """
 from dataclasses import replace
 from typing import Dict

@@ -1,26 +1,19 @@
 """Subword parent strategies and depths, from (word, head) per subword.
 
-Input for one sentence of n subwords (the aligned syntax data, see
-:mod:`fairseq_syntax.data.alignment.subword_align`): ``word[i]`` the 1-based node of
-subword i, ``head[i]`` that node's head node (0 = root). Words occupy
-contiguous subword spans in order. Output positions are 0-based subword
-positions within the sentence (no padding, no EOS); the collater shifts them
-into model coordinates.
+Input for one sentence of n subwords (:mod:`fairseq_syntax.data.alignment.subword_align`): ``word[i]`` the 1-based
+node of subword i, ``head[i]`` that node's head node (0 = root); words occupy contiguous subword spans in order.
+Output: 0-based subword positions within the sentence (no padding, no EOS), shifted by the collater.
 
 Strategies (docs/design.md, "Index conventions"):
 
-``chain``  Deguchi et al. (2019), Sec. 3.3 and Fig. 4: a non-final subword's
-           parent is the next subword ("Fing@@ -> er@@ -> print"); a word's
-           final subword points to the FIRST subword of the head word (as in
-           the authors' released code); the root's final subword points to
-           itself (the paper's self-loop for ROOT, Sec. 3.1).
-``middle`` Bugliarello & Okazaki (2020), Sec. 3: every subword gets the mean
-           position of its head word's subwords ("positions 6, 7, 8 -> 7";
-           even splits give x.5); the root word's subwords get their own
-           word's mean.
-``first``  SISA baseline of Bugliarello & Okazaki (2020), Sec. 4: every
-           subword points to the head word's first subword; the root word's
-           subwords point to their own word's first subword (root = own head).
+``chain``  Deguchi et al. (2019), Sec. 3.3 and Fig. 4: a non-final subword's parent is the next subword
+           ("Fing@@ -> er@@ -> print"); a word's final subword points to the FIRST subword of the head word (as
+           in the authors' released code); the root's final subword points to itself (the paper's self-loop for
+           ROOT, Sec. 3.1).
+``middle`` Bugliarello & Okazaki (2020), Sec. 3: every subword gets the mean position of its head word's subwords
+           ("positions 6, 7, 8 -> 7"; even splits give x.5); the root word's subwords get their own word's mean.
+``first``  SISA baseline of Bugliarello & Okazaki (2020), Sec. 4: every subword points to the head word's first
+           subword; the root word's subwords point to their own word's first subword (root = own head).
 
 Invariant of every strategy, which a mechanism that walks the tree from subword parents relies on:
 ``floor(parent)`` of a subword lies in its own word or in its head word (the root word: its own). Under
@@ -29,8 +22,7 @@ word's final subword does, the others into their own word. So, under any strateg
 the word of its final subword's rounded-down parent. The collater shifts positions by whole numbers, so this
 holds in batch coordinates too (with the collated ``words``).
 
-Depth (Omote et al. 2019, Sec. 3): word depth with root = 0; subwords
-inherit their word's depth.
+Depth (Omote et al. 2019, Sec. 3): word depth with root = 0; subwords inherit their word's depth.
 """
 from __future__ import annotations
 

@@ -1,34 +1,26 @@
 """Language-pair dataset with aligned syntax, collated in model coordinates.
 
-Wraps fairseq's :class:`~fairseq.data.LanguagePairDataset` (which keeps doing
-tokens, batching, sorting and padding) and adds per-token syntax fields to
-each batch under ``sample["syntax"]`` (and, for the fields a model consumes
-at inference, also under ``sample["net_input"]``).
+Wraps fairseq's :class:`~fairseq.data.LanguagePairDataset` (which keeps doing tokens, batching, sorting and
+padding) and adds per-token syntax fields to each batch under ``sample["syntax"]`` (and, for the fields a model
+consumes at inference, also under ``sample["net_input"]``).
 
 Coordinates (docs/design.md, "Index conventions", inside fairseq):
 
-* **source** fields align with ``net_input["src_tokens"]`` (n BPE tokens, EOS,
-  left-padded by default): parents are shifted by the row's pad offset; EOS is
-  its own parent; padding holds -1 as parent and 0 elsewhere.
-* **target** fields align with ``net_input["prev_output_tokens"]``: position 0
-  is the EOS that starts decoding (its own parent), so subword k appears as
-  k + 1; arcs to later positions are kept for the consumer to mask.
-* ``src_supervised`` / ``tgt_supervised`` mark the positions that carry a
-  real token (not EOS, not padding): only those are supervised.
+* **source** fields align with ``net_input["src_tokens"]`` (n BPE tokens, EOS, left-padded by default): parents
+  are shifted by the row's pad offset; EOS is its own parent; padding holds -1 as parent and 0 elsewhere.
+* **target** fields align with ``net_input["prev_output_tokens"]``: position 0 is the EOS that starts decoding
+  (its own parent), so subword k appears as k + 1; arcs to later positions are kept for the consumer to mask.
+* ``src_supervised`` / ``tgt_supervised`` mark the positions that carry a real token (not EOS, not padding):
+  only those are supervised.
 
-Fields (per side, as requested by the task): ``parents`` (long; float64 for
-the ``middle`` strategy), ``depths`` (long), ``labels`` (long, ids of the
-label dictionary), ``words`` (long, 1-based node index of each token).
+Fields (per side, as requested by the task): ``parents`` (long; float64 for the ``middle`` strategy, because
+fairseq's trainer casts a batch's float32 tensors to fp16 / bf16, which cannot hold every x.5 position, and
+leaves float64 alone; PASCAL converts them where it computes its weights), ``depths`` (long), ``labels`` (long,
+ids of the label dictionary), ``words`` (long, 1-based node index of each token).
 
-Middle parents are float64 because fairseq's trainer casts a batch's float32
-tensors to fp16 / bf16, which cannot hold every x.5 position; that cast leaves
-float64 alone, and PASCAL converts them where it computes its weights.
-
-``__getitem__`` only reads zero-copy views of the memory-mapped datasets; the
-collater derives every syntax field for the whole batch at once (vectorised
-over the concatenated sentences, fairseq's token batch through
-:mod:`~fairseq_syntax.data.datasets.token_collation` where it applies), so its cost
-barely grows with the batch.
+``__getitem__`` only reads zero-copy views of the memory-mapped datasets; the collater derives every syntax field
+for the whole batch at once (vectorised over the concatenated sentences, fairseq's token batch through
+:mod:`~fairseq_syntax.data.datasets.token_collation` where it applies), so its cost barely grows with the batch.
 """
 from __future__ import annotations
 
