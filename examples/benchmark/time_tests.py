@@ -3,7 +3,7 @@
 
 Runs the suite once from the checkout it belongs to and appends one record to ``--json`` (a list): the tier,
 the wall seconds, pytest's counts (passed, skipped, failed, ...), the CPU (model name, AVX-512 or not, cores),
-the commit, whether ``../shared`` was there (the tests that need it skip without it), the load average before
+the commit, whether ``../shared`` (or ``$FAIRSEQ_SYNTAX_SHARED``, as the tests read it) was there (the tests that need it skip without it), the load average before
 the run, and the processes stopped for it. docs/results.md's and docs/development.md's suite times are records of
 this file (``examples/benchmark/test_suite_times.json``).
 
@@ -105,7 +105,8 @@ def main(argv=None):
         mine = ancestors()
         paused = [int(x) for x in found if int(x) not in mine]
     record = {"tier": args.tier, "commit": commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "cpu": cpu(), "shared_data": os.path.isdir(os.path.join(os.path.dirname(ROOT), "shared")),
+              "cpu": cpu(), "shared_data": os.path.isdir(os.environ.get("FAIRSEQ_SYNTAX_SHARED")
+                                           or os.path.join(os.path.dirname(ROOT), "shared")),
               "load_average_before": round(os.getloadavg()[0], 2), "paused": {"pattern": args.pause,
                                                                             "processes": len(paused)}}
     stopped = []
