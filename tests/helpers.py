@@ -55,6 +55,8 @@ def _entry_point(cmd):
     if not cmd:
         return None
     head, rest = cmd[0], list(cmd[1:])
+    if head == sys.executable and rest and os.path.abspath(rest[0]) in IN_PROCESS_SCRIPTS:
+        return _script_main(os.path.abspath(rest[0])), [rest[0], *rest[1:]]
     if head == sys.executable and rest[:1] == ["-m"] and len(rest) > 1:
         module, rest = rest[1], rest[2:]
     elif head == sys.executable and rest and rest[0].endswith(".py") and \
@@ -68,6 +70,23 @@ def _entry_point(cmd):
         return None
     return importlib.import_module(module).cli_main, [os.path.basename(head) if head != sys.executable else module,
                                                       *rest]
+
+
+#: example scripts whose ``main()`` reads sys.argv and whose ``__main__`` only calls it: run in-process too
+IN_PROCESS_SCRIPTS = {os.path.join(ROOT, "examples", "recipes", "results_table.py")}
+
+
+def _script_main(path):
+    """The ``main`` of an example script, the script imported once by its path."""
+    import importlib.util
+
+    name = "script_" + os.path.basename(path)[:-3]
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name].main
 
 
 #: the packages whose console scripts the tests run in-process (fairseq's and the plugin's)

@@ -4,12 +4,11 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, run
 from test_recipes import listed_models, recipe
 
 DATASET = "multi30k-en-de"
@@ -160,9 +159,9 @@ def test_multi30k_recipe_on_real_slice_with_udpipe(tmp_path):
                 base = json.load(open(os.path.join(work, "eval", "dbsa_sync", test_set, "scores.json")))
                 assert other["bleu"] == scores["bleu"] and other["sentences"] == n
                 assert other["bootstrap"]["bleu"]["baseline"]["score"] == base["bleu"]
-    table = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "recipes", "results_table.py"), "--work",
-                            work, "--sets", "test2016", "test2017", "--models", "transformer", "dbsa_sync", "syncattn",
-                            "--out", str(tmp_path / "results")], capture_output=True, text=True, check=True).stdout
+    table = run([sys.executable, os.path.join(ROOT, "examples", "recipes", "results_table.py"), "--work", work,
+                 "--sets", "test2016", "test2017", "--models", "transformer", "dbsa_sync", "syncattn",
+                 "--out", str(tmp_path / "results")]).stdout
     assert re.search(r"^\| syncattn \| transformer \|", table, flags=re.M)
     assert re.search(r"^\| syncattn \| dbsa_sync \|", table, flags=re.M)
     result = json.load(open(tmp_path / "results" / "syncattn.json"))

@@ -3,9 +3,10 @@
 
 Runs the suite once from the checkout it belongs to and appends one record to ``--json`` (a list): the tier,
 the wall seconds, pytest's counts (passed, skipped, failed, ...), the CPU (model name, AVX-512 or not, cores),
-the commit, whether ``../shared`` (or ``$FAIRSEQ_SYNTAX_SHARED``, as the tests read it) was there (the tests that need it skip without it), the load average before
-the run, and the processes stopped for it. docs/results.md's and docs/development.md's suite times are records of
-this file (``examples/benchmark/test_suite_times.json``).
+the commit, whether the shared data was there (``$FAIRSEQ_SYNTAX_SHARED``, else ``../shared``, as the tests read
+it; the tests that need it skip without it), the load average before the run, and the processes stopped for it.
+docs/results.md's and docs/development.md's suite times are records of this file
+(``examples/benchmark/test_suite_times.json``).
 
     python examples/benchmark/time_tests.py --tier quick --json examples/benchmark/test_suite_times.json
     python examples/benchmark/time_tests.py --tier full --pause fairseq-syntax-train --json ...
