@@ -11,7 +11,7 @@ source "$ROOT/examples/setup_env.sh"
 cd "$ROOT"
 export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore::DeprecationWarning}"
 # The tests' temporary folders (about 0.5 GB of small files, each synced as it is written) on a RAM disk when one
-# has room: on a virtual disk the syncs made the I/O-bound tests a third slower (docs/development.md, "Tests").
+# has room: on a virtual disk the syncs slowed the I/O-bound tests (docs/development.md, "Tests").
 # TEST_TMPDIR=DIR chooses the folder; TEST_TMPDIR= (empty) keeps $TMPDIR.
 if [ -z "${TEST_TMPDIR+set}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] \
    && [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')" -gt 2097152 ] 2>/dev/null; then
