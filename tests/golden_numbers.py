@@ -6,8 +6,8 @@ own option parsing with ``--user-dir`` and ``--task syntax_translation`` over th
 logging outputs of the criterion (loss, NLL, parse and sync terms) over ``STEPS`` Adam steps on the whole
 batch, and beam search (beam 3) on its first ``BEAM_SENTENCES`` sentences after ``BEAM_AFTER`` steps: tokens
 and scores. Adam at this learning rate on one batch amplifies the rounding differences between CPUs, so the
-test holds the first ``EXACT_STEPS`` steps and the beam to 1e-4 and the rest of the trajectory only loosely
-(docs/development.md, "Numbers held still").
+test holds the first ``EXACT_STEPS`` steps and the beam to 1e-4 and the next steps, up to ``HELD_STEPS`` of the
+``STEPS`` recorded, only loosely (docs/development.md, "Numbers held still").
 
     python tests/golden_numbers.py --record CASE...  # add or rewrite these cases' records only (a new case, or an
                                                      # intended change of these cases' numbers)
