@@ -5,6 +5,7 @@ project's environment.
 Variables: PUD_DIR [work/ud_pud], SHARED [../shared], UPDATES [500].
 """
 import os
+import shutil
 import subprocess
 import sys
 
@@ -31,7 +32,7 @@ def main() -> int:
             with open(f"{raw}/{split}.{lang}.conllu", "w", encoding="utf-8") as f:
                 write_conllu(sentences[part], f)
     data = os.path.join(work, "data-bin")
-    subprocess.run(["rm", "-rf", data], check=True)
+    shutil.rmtree(data, ignore_errors=True)
     with open(os.path.join(work, "prepare.log"), "wb") as log:
         if subprocess.call([sys.executable, os.path.join(ROOT, "preprocess", "prepare.py"), "-s", "en", "-t", "de",
                             "--trainpref", f"{raw}/train", "--validpref", f"{raw}/valid", "--testpref",

@@ -43,6 +43,17 @@ def _check_coordinates(coordinates: Optional[str]) -> None:
         raise ValueError(f"target coordinates must be one of {TARGET_COORDINATES}, not {coordinates!r}")
 
 
+def _check_declaration(declaration) -> None:
+    """Fields as frozensets (the side fields checked by name), strategies and coordinates checked: what both
+    declarations below hold to when they are made."""
+    object.__setattr__(declaration, "source", _check_fields(declaration.source, "source"))
+    object.__setattr__(declaration, "target", _check_fields(declaration.target, "target"))
+    object.__setattr__(declaration, "inputs", frozenset(declaration.inputs))
+    _check_strategy(declaration.strategy)
+    _check_strategy(declaration.target_strategy)
+    _check_coordinates(declaration.target_coordinates)
+
+
 @dataclass(frozen=True)
 class SyntaxNeeds:
     """A model's declaration of what it reads from the data.
@@ -62,12 +73,7 @@ class SyntaxNeeds:
     target_coordinates: Optional[str] = None
 
     def __post_init__(self):
-        object.__setattr__(self, "source", _check_fields(self.source, "source"))
-        object.__setattr__(self, "target", _check_fields(self.target, "target"))
-        object.__setattr__(self, "inputs", frozenset(self.inputs))
-        _check_strategy(self.strategy)
-        _check_strategy(self.target_strategy)
-        _check_coordinates(self.target_coordinates)
+        _check_declaration(self)
 
 
 @dataclass(frozen=True)
@@ -82,12 +88,7 @@ class SyntaxRequest:
     target_coordinates: str = "target"
 
     def __post_init__(self):
-        object.__setattr__(self, "source", _check_fields(self.source, "source"))
-        object.__setattr__(self, "target", _check_fields(self.target, "target"))
-        object.__setattr__(self, "inputs", frozenset(self.inputs))
-        _check_strategy(self.strategy)
-        _check_strategy(self.target_strategy)
-        _check_coordinates(self.target_coordinates)
+        _check_declaration(self)
 
     def strategy_of(self, side: str) -> str:
         if side == "target" and self.target_strategy is not None:

@@ -25,7 +25,7 @@ from torch import Tensor
 
 from fairseq_syntax.data.trees.depths import jump_to_roots
 
-NEG = -1e9  # a score no tree takes (finite: its gradient stays finite)
+NEG = -1e9  # a score no tree takes (finite: its gradient stays finite); also what a non-finite score becomes
 
 
 def subword_word_index(tokens: Tensor, continues: Tensor, pad: int, eos: int) -> Tensor:
@@ -166,7 +166,6 @@ def induce_heads(logp: Tensor, word_idx, strategy: str, offset: int, decode: str
     return torch.where(head.eq(own), torch.zeros_like(head), head).tolist()
 
 
-_NEG = -1e9  # an arc the scores rule out (e.g. future-masked attention)
 _NEVER = -1e18  # an arc no tree may use (self-loops, arcs into the root)
 
 
@@ -234,7 +233,7 @@ def max_spanning_tree(scores: np.ndarray) -> List[int]:
     "w is the root"). Non-finite scores are treated as ruled out. Returns the
     1-based heads of words 1..n (0 = root).
     """
-    s = np.where(np.isfinite(scores), scores, _NEG).astype(np.float64)
+    s = np.where(np.isfinite(scores), scores, NEG).astype(np.float64)
     np.fill_diagonal(s, _NEVER)
     s[0] = _NEVER
     n = len(s) - 1
