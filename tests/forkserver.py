@@ -4,9 +4,9 @@ A recipe test runs bash scripts that start ten to twenty fairseq commands, each 
 CPU importing torch, fairseq and torch's compiler (which the first optimizer step imports) for 2 updates of
 work. The tests that run such scripts put a folder of stand-ins first on ``PATH`` (:func:`stand_ins`): a
 stand-in for a command that imports fairseq anyway asks the server of this module, started once per test worker
-with those imports done, to fork a child that runs the command (its console-script entry point, or the
-``preprocess/*.py`` script) with the stand-in's argument list, working folder, environment and standard streams
-(the descriptors themselves, passed over a Unix socket); the stand-in ends with the child's exit status and
+with those imports done, to fork a child that runs the command (its console-script entry point, or the Python
+script of :data:`FORKED_SCRIPTS`) with the stand-in's argument list, working folder, environment and standard
+streams (the descriptors themselves, passed over a Unix socket); the stand-in ends with the child's exit status and
 passes SIGINT / SIGTERM / SIGHUP on to it. Every other command the stand-in executes as it is.
 
 The child runs the command's own code from its first line on. What differs from a fresh process: the server's
@@ -49,8 +49,12 @@ SERVER_OF = {
                      "fairseq-syntax-multitask", "fairseq-syntax-options", "fairseq-syntax-detokenize",
                      "fairseq-syntax-plot", "fairseq-syntax-settings"), None),
 }
-#: the ``preprocess/*.py`` scripts a server runs (``python preprocess/NAME.py`` runs as fairseq-syntax-NAME)
-PREPROCESS_SCRIPTS = {"prepare.py": "fairseq", "binarize.py": "fairseq"}
+#: the Python scripts a server runs (``python SCRIPT ...``), by their path in the repository: the
+#: ``preprocess/`` scripts (they run as fairseq-syntax-NAME), and the GPU run's two scripts that import torch
+#: and fairseq themselves (examples/gpu/run.sh's dry run on the CPU, tests/test_gpu_scripts.py)
+FORKED_SCRIPTS = {"preprocess/prepare.py": "fairseq", "preprocess/binarize.py": "fairseq",
+                  "examples/gpu/device_check.py": "fairseq", "examples/gpu/paired_timing.py": "fairseq"}
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def forked_scripts():
@@ -91,10 +95,8 @@ def _is_forked(name, argv, server):
     if "--text-only" in argv:  # prepare's text stage imports no fairseq
         return None
     if name == "python":
-        if argv and os.path.basename(argv[0]) in PREPROCESS_SCRIPTS \
-                and os.path.basename(os.path.dirname(os.path.abspath(argv[0]))) == "preprocess":
-            return PREPROCESS_SCRIPTS[os.path.basename(argv[0])], "script", os.path.abspath(argv[0])
-        return None
+        script = os.path.relpath(os.path.abspath(argv[0]), _ROOT) if argv else None
+        return (FORKED_SCRIPTS[script], "script", os.path.abspath(argv[0])) if script in FORKED_SCRIPTS else None
     return (server, "console", name) if server else None
 
 

@@ -31,8 +31,10 @@ def test_preset_train_generate_restore(arch, data_bin, tmp_path):
         assert bad.returncode != 0 and "not a CKY attention model" in bad.stderr
         return
     png, tsv = str(tmp_path / "fig4.png"), str(tmp_path / "fig4.tsv")
+    # --max-len 8: a model of 3 updates translates to the length limit, one heatmap per target token (matplotlib
+    # drew the default's 100 in about 10 s)
     p = run([tool("fairseq-syntax-cky-attention"), data_bin, "--path", ck, "--split", "test", "--index", "3",
-             "-o", png, "--tsv", tsv])
+             "--max-len", "8", "-o", png, "--tsv", tsv])
     assert "wrote" in p.stdout and os.path.getsize(png) > 1000
     with open(png, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"

@@ -3,6 +3,7 @@ import; docs/design.md, "What imports what"), and fairseq's own programs with --
 fairseq wrapper and ``import fairseq_syntax.plugin`` register everything. Fresh interpreters: what a user
 starts."""
 import os
+import re
 import subprocess
 import sys
 
@@ -37,32 +38,37 @@ def test_plugin_import_registers_everything():
 
 
 @pytest.mark.parametrize("program", ["fairseq-train", "fairseq-syntax-train"])
-def test_fairseq_with_user_dir_registers_the_plugin(program):
-    """With --user-dir, fairseq knows the plugin's task, architecture and their options: a bad value of the
-    task's --parent-strategy is refused by name, not --task (for fairseq-syntax-train, whose own import
-    loads the package first, fairseq would otherwise skip the plugin's subpackages)."""
-    p = subprocess.run([os.path.join(BIN, program), "DATA", "--user-dir", os.path.join(ROOT, "fairseq_syntax"),
-                        "--task", "syntax_translation", "--arch", "transformer_dep_rel", "--parent-strategy", "x"],
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"))
-    assert p.returncode == 2 and "argument --parent-strategy: invalid choice: 'x'" in p.stderr, p.stderr[-2000:]
+def test_training_registers_the_plugin_and_logs_as_fairseq_train_does(program, tmp_path):
+    """One cold start of each training program with --user-dir, checked three ways.
 
-
-@pytest.mark.parametrize("program", ["fairseq-train", "fairseq-syntax-train"])
-def test_training_logs_as_fairseq_train_does(program, tmp_path):
-    """Importing fairseq sets the root logger to DEBUG with Python's default format (fairseq's
-    wav2vec2_classification.py calls logging.basicConfig at import); fairseq-train configures its logging
-    before it imports fairseq, and so must fairseq-syntax-train: fairseq's format on stdout, no DEBUG lines.
-    With Python's default warning filters: the plugin's start-up silences hydra's deprecation warnings about
-    fairseq's configuration (about twenty lines before the data is read), so stderr holds the error alone."""
+    - Registration: fairseq knows the plugin's task, architecture and their options: the task's
+      --parent-strategy reaches the logged configuration (for fairseq-syntax-train, whose own import loads the
+      package first, fairseq would otherwise skip the plugin's subpackages and refuse --task), and a bad value
+      is refused by name.
+    - Logging: importing fairseq sets the root logger to DEBUG with Python's default format (fairseq's
+      wav2vec2_classification.py calls logging.basicConfig at import); fairseq-train configures its logging
+      before it imports fairseq, and so must fairseq-syntax-train: fairseq's format on stdout, no DEBUG lines.
+    - Quiet start: with Python's default warning filters, the plugin's start-up silences hydra's deprecation
+      warnings about fairseq's configuration (about twenty lines before the data is read), so stderr holds the
+      error alone; and no "Please install tensorboardX" line (fairseq logs it when it imports its tasks
+      without tensorboardX)."""
     missing = str(tmp_path / "no-data-bin")
     quiet = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
-    p = subprocess.run([os.path.join(BIN, program), missing, "--user-dir", os.path.join(ROOT, "fairseq_syntax"),
-                        "--task", "syntax_translation", "--arch", "transformer_dep_rel", "--cpu", "--max-tokens", "64"],
-                       capture_output=True, text=True, env=quiet,
+    command = [os.path.join(BIN, program), missing, "--user-dir", os.path.join(ROOT, "fairseq_syntax"), "--task",
+               "syntax_translation", "--arch", "transformer_dep_rel", "--cpu", "--max-tokens", "64"]
+    p = subprocess.run(command + ["--parent-strategy", "middle"], capture_output=True, text=True, env=quiet,
                        cwd=tmp_path)  # fairseq-train makes its default ./checkpoints before it reads the data
     error = f"error: {missing}: No such file or directory (FAIRSEQ_SYNTAX_DEBUG=1 shows where it came from)"
     assert p.returncode == 1 and p.stderr.strip().splitlines() == [error], p.stderr[-2000:]
     assert " | INFO | fairseq_cli.train | {" in p.stdout and "DEBUG" not in p.stdout, p.stdout[:2000]
+    task = re.search(r"'task': \{'_name': 'syntax_translation', .*?'parent_strategy': (\w+)", p.stdout)
+    assert task and task.group(1) == "middle", p.stdout[:2000]  # the logged configuration's task section
+    assert "tensorboardX" not in p.stdout + p.stderr
+    # a bad value is refused by name (in-process: the cold start is the run above)
+    from helpers import run
+
+    bad = run(command + ["--parent-strategy", "x"], check=False, cwd=str(tmp_path))
+    assert bad.returncode == 2 and "argument --parent-strategy: invalid choice: 'x'" in bad.stderr, bad.stderr[-2000:]
 
 
 def test_fairseq_commands_with_the_plugin_print_none_of_the_known_warnings(data_bin, tmp_path):

@@ -124,49 +124,60 @@ def test_tanaka_recipe_on_real_slice_both_directions(tmp_path):
     _packed_self_parsing_models_translate_raw_text_without_a_parser(ja_en, en_ja, tmp_path)
 
 
-#: run in a fresh process: the packed model FOLDER translates raw LINES (JSON) with its own parse head's trees;
-#: prints the translations, the parser modules imported and the components of every spaCy pipeline loaded
+#: run in one fresh process: each packed model FOLDER translates its raw LINES with its own parse head's trees, in
+#: the order given (JSON: [[folder, lines, hide], ...]); for a model with hide, no parser package can be imported
+#: (the first; the block is lifted after it), otherwise every spaCy pipeline loaded is recorded with its
+#: components. Prints one JSON line per model: the translations, the pipelines and the parser modules imported.
 _TRANSLATE_RAW = '''
 import json, sys
-folder, lines, hide = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "hide"
-if hide:  # no parser package can be imported
-    for name in ("stanza", "spacy", "ufal", "ufal.udpipe", "ginza", "ja_ginza"):
-        sys.modules[name] = None
-else:  # every spaCy pipeline loaded, with its components
-    import spacy
-    loaded, load = [], spacy.load
-    def recording_load(*args, **kwargs):
-        nlp = load(*args, **kwargs)
-        loaded.append(list(nlp.pipe_names))
-        return nlp
-    spacy.load = recording_load
 from fairseq_syntax.inference.hub import from_pretrained
-out = from_pretrained(folder, inference_parser="self").translate(lines, beam=2, max_len_b=5)
-print(json.dumps({"translations": out, "pipelines": [] if hide else loaded,
-                  "parsers": sorted(k for k in sys.modules if k.split(".")[0] in ("stanza", "ufal")
-                                    and sys.modules[k] is not None)}))
+PARSERS = ("stanza", "spacy", "ufal", "ufal.udpipe", "ginza", "ja_ginza")
+for folder, lines, hide in json.loads(sys.argv[1]):
+    loaded = []
+    if hide:  # no parser package can be imported
+        for name in PARSERS:
+            sys.modules[name] = None
+    else:  # every spaCy pipeline loaded, with its components
+        for name in PARSERS:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+        import spacy
+        load = spacy.load
+        def recording_load(*args, **kwargs):
+            nlp = load(*args, **kwargs)
+            loaded.append(list(nlp.pipe_names))
+            return nlp
+        spacy.load = recording_load
+    out = from_pretrained(folder, inference_parser="self").translate(lines, beam=2, max_len_b=5)
+    print(json.dumps({"translations": out, "pipelines": loaded,
+                      "parsers": sorted(k for k in sys.modules if k.split(".")[0] in ("stanza", "ufal")
+                                        and sys.modules[k] is not None)}))
 '''
 
 
 def _packed_self_parsing_models_translate_raw_text_without_a_parser(ja_en, en_ja, tmp_path):
-    """dep_rel_self trained both ways (2 updates), packed: En->Ja translates raw English in a fresh process where
-    no parser package can be imported; Ja->En translates raw Japanese with GiNZA's tokenizer alone (ja_ginza
-    loaded with no pipeline component: SudachiPy's tokenizer and dictionary), UDPipe and stanza not imported."""
+    """dep_rel_self trained both ways (2 updates), packed: En->Ja translates raw English where no parser package
+    can be imported; Ja->En translates raw Japanese with GiNZA's tokenizer alone (ja_ginza loaded with no
+    pipeline component: SudachiPy's tokenizer and dictionary), UDPipe and stanza not imported. Both in one
+    fresh process (no parser imported before the first), one after the other."""
     import subprocess
     import sys
 
     from helpers import env
 
-    for d, work_dir, lines, hide in (("tanaka-en-ja", en_ja, ["i like cats .", "where is the station ?"], "hide"),
-                                     ("tanaka-ja-en", ja_en, ["猫が好きです。", "駅はどこですか。"], "record")):
+    jobs = []
+    for d, work_dir, lines, hide in (("tanaka-en-ja", en_ja, ["i like cats .", "where is the station ?"], True),
+                                     ("tanaka-ja-en", ja_en, ["猫が好きです。", "駅はどこですか。"], False)):
         recipe(d, "train", "dep_rel_self", SAMPLE=1, WORK=work_dir)
         folder = str(tmp_path / f"packed-{d}")
         data = os.path.join(os.path.dirname(work_dir), "tanaka-ja-en", "main", "data-bin")
         run([tool("fairseq-syntax-pack"), data, os.path.join(work_dir, "checkpoints", "dep_rel_self",
                                                              "checkpoint_last.pt"), "-o", folder])
-        p = subprocess.run([sys.executable, "-c", _TRANSLATE_RAW, folder, json.dumps(lines), hide],
-                           capture_output=True, text=True, env={**env(), "PYTHONPATH": ROOT})
-        assert p.returncode == 0, p.stderr[-3000:]
-        out = json.loads(p.stdout.strip().splitlines()[-1])
+        jobs.append([folder, lines, hide])
+    p = subprocess.run([sys.executable, "-c", _TRANSLATE_RAW, json.dumps(jobs)], capture_output=True, text=True,
+                       env={**env(), "PYTHONPATH": ROOT})
+    assert p.returncode == 0, p.stderr[-3000:]
+    outs = [json.loads(line) for line in p.stdout.strip().splitlines()[-2:]]
+    for (_, _, hide), out in zip(jobs, outs):
         assert len(out["translations"]) == 2 and out["parsers"] == [], out
-        assert out["pipelines"] == ([] if hide == "hide" else [[]]), out  # Ja->En: one pipeline, no component
+        assert out["pipelines"] == ([] if hide else [[]]), out  # Ja->En: one pipeline, no component
