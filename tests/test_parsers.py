@@ -156,21 +156,24 @@ def _uas(gold, pred):
     return c / n
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # 400 PUD sentences: 7 s
 @pytest.mark.skipif(importlib.util.find_spec("ja_ginza") is None, reason="ja-ginza is not installed")
 def test_ginza_parses_japanese_pud_from_gold_words(tmp_path, record_property):
+    """GiNZA through parse_file, from gold words, on the first 400 Japanese PUD sentences (78.6 when measured, as
+    the English test takes a slice of EWT): its UAS sits in a band around the whole treebank's 79.73
+    (examples/tanaka-ja-en/results/parsers.json, 1,000 sentences: 18 s of parsing here)."""
     path = require_shared("data", "UD_Japanese-PUD", "ja_pud-ud-test.conllu")
-    gold = list(read_conllu(path))
+    gold = list(read_conllu(path))[:400]
     inp = tmp_path / "ja.txt"
     inp.write_text("".join(" ".join(s.words) + "\n" for s in gold), encoding="utf-8")
     out = tmp_path / "ja.conllu"
     parser = build_parser("spacy", model="ja_ginza", pretokenized=True)
-    assert parse_file(parser, str(inp), str(out), progress=False) == 1000
+    assert parse_file(parser, str(inp), str(out), progress=False) == 400
     pred = list(read_conllu(str(out)))
     uas = _uas(gold, pred)
     record_property("uas_ja_pud_ginza", uas)
-    print(f"GiNZA UAS on Japanese PUD (gold words): {100 * uas:.1f}")
-    assert uas > 0.70
+    print(f"GiNZA UAS on Japanese PUD 1-400 (gold words): {100 * uas:.1f}")
+    assert 0.74 <= uas <= 0.85
 
 
 @pytest.mark.slow  # 1,000 PUD sentences: 6 s
