@@ -96,14 +96,14 @@ def test_the_suite_timer_reads_pytests_counts_and_its_own_ancestry():
     out = ("1.50s call captured output that looks like a duration\n"
            "===== slowest 2 durations =====\n39.31s call     tests/test_a.py::test_x[b c]\n"
            "3.30s setup    tests/test_b.py::test_y\n692 passed, 3 skipped, 1508 warnings in 435.92s (0:07:15)\n")
-    assert time_tests.counts(out) == {"passed": 692, "skipped": 3}
+    assert time_tests.counts(out) == {"passed": 692, "skipped": 3} and time_tests.pytest_seconds(out) == 435.92
     assert time_tests.slowest(out) == [[39.31, "call", "tests/test_a.py::test_x[b c]"],
                                        [3.3, "setup", "tests/test_b.py::test_y"]]
     assert time_tests.slowest("39.31s call     tests/test_a.py::test_x\n") == []  # no durations section
     assert time_tests.counts("1 error, 2 passed in 3.1s") == {"errors": 1, "passed": 2}
     assert time_tests.counts("1 failed, 18 passed, 34 warnings in 92.26s (0:01:32)") == {"failed": 1,
                                                                                             "passed": 18}
-    assert time_tests.counts("no summary") == {}
+    assert time_tests.counts("no summary") == {} and time_tests.pytest_seconds("no summary") is None
     assert {os.getpid(), os.getppid()} <= time_tests.ancestors()
     assert time_tests.cpu()["avx512f"] in (True, False)
 

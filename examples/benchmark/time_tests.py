@@ -2,7 +2,9 @@
 """Wall time of the test suite (``bash tests/run.sh``, either tier), recorded with the machine it ran on.
 
 Runs the suite once from the checkout it belongs to and appends one record to ``--json`` (a list): the tier,
-the wall seconds, pytest's counts (passed, skipped, failed, ...), the CPU (model name, AVX-512 or not, cores),
+the wall seconds (``bash tests/run.sh`` from its start: with building ``.venv`` where ``venv_before`` is false,
+as in a fresh clone's first run), pytest's own seconds (its summary line: the tests alone), pytest's counts
+(passed, skipped, failed, ...), the CPU (model name, AVX-512 or not, cores),
 the commit, whether the shared data was there (``$FAIRSEQ_SYNTAX_SHARED``, else ``../shared``, as the tests read
 it; the tests that need it skip without it), the load average before the run, and the processes stopped for it.
 docs/results.md's and docs/development.md's suite times are records of this file
@@ -37,6 +39,12 @@ def counts(output: str) -> dict:
         return {}
     found = re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)", lines[-1])
     return {("errors" if word.startswith("error") else word): int(n) for n, word in found}
+
+
+def pytest_seconds(output: str):
+    """pytest's own time from its final line ('... 1508 warnings in 435.92s (0:07:15)' -> 435.92), or None."""
+    lines = [line for line in output.splitlines() if re.search(r"\b(passed|failed|error)s?\b.* in [\d.]+s", line)]
+    return float(re.search(r" in ([\d.]+)s", lines[-1]).group(1)) if lines else None
 
 
 def slowest(output: str) -> list:
@@ -108,7 +116,8 @@ def main(argv=None):
     record = {"tier": args.tier, "commit": commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "cpu": cpu(), "shared_data": os.path.isdir(os.environ.get("FAIRSEQ_SYNTAX_SHARED")
                                            or os.path.join(os.path.dirname(ROOT), "shared")),
-              "load_average_before": round(os.getloadavg()[0], 2), "paused": {"pattern": args.pause,
+              "load_average_before": round(os.getloadavg()[0], 2), "venv_before": os.path.isdir(
+                  os.path.join(ROOT, ".venv")), "paused": {"pattern": args.pause,
                                                                             "processes": len(paused)}}
     stopped = []
 
@@ -136,7 +145,8 @@ def main(argv=None):
                 os.kill(pid, signal.SIGCONT)
             except ProcessLookupError:
                 pass
-    record.update(exit=run.returncode, counts=counts(run.stdout), slowest=slowest(run.stdout),
+    record.update(exit=run.returncode, pytest_seconds=pytest_seconds(run.stdout), counts=counts(run.stdout),
+                  slowest=slowest(run.stdout),
                   failed_tests=re.findall(r"^(?:FAILED|ERROR) (\S+)", run.stdout, flags=re.M))
     sys.stdout.write(run.stdout[-2000:])
     if run.returncode < 0 or not record["counts"]:
