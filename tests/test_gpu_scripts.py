@@ -283,7 +283,7 @@ def test_the_lstm_presets_parity_mode_is_eval_mode_on_the_kernels_training_uses(
         m.zero_grad()
         loss = criterion(m, batch)[0]
         loss.backward()
-        return float(loss), {n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None}
+        return loss.item(), {n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None}
 
     reference = copy.deepcopy(model).eval()
     loss, grads = loss_and_grads(reference)
@@ -294,7 +294,7 @@ def test_the_lstm_presets_parity_mode_is_eval_mode_on_the_kernels_training_uses(
     for n, g in grads.items():
         torch.testing.assert_close(grads_free[n], g, rtol=1e-5, atol=1e-7, msg=n)
     torch.manual_seed(0)
-    assert float(criterion(copy.deepcopy(model).train(), batch)[0]) != pytest.approx(loss, rel=1e-6)
+    assert criterion(copy.deepcopy(model).train(), batch)[0].item() != pytest.approx(loss, rel=1e-6)
 
 
 def _device_call():
