@@ -32,19 +32,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TIERS = {"full": [], "quick": ["-m", "not slow"]}
 
 
+def _summary(output: str) -> str:
+    """pytest's final line ('692 passed, 3 skipped, 1508 warnings in 435.92s (0:07:15)'), or ''."""
+    lines = [line for line in output.splitlines() if re.search(r"\b(passed|failed|error)s?\b.* in [\d.]+s", line)]
+    return lines[-1] if lines else ""
+
+
 def counts(output: str) -> dict:
     """pytest's final counts, e.g. '692 passed, 3 skipped, 1508 warnings in 435.92s' -> {'passed': 692, ...}."""
-    lines = [line for line in output.splitlines() if re.search(r"\b(passed|failed|error)s?\b.* in [\d.]+s", line)]
-    if not lines:
-        return {}
-    found = re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)", lines[-1])
+    found = re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)", _summary(output))
     return {("errors" if word.startswith("error") else word): int(n) for n, word in found}
 
 
 def pytest_seconds(output: str):
     """pytest's own time from its final line ('... 1508 warnings in 435.92s (0:07:15)' -> 435.92), or None."""
-    lines = [line for line in output.splitlines() if re.search(r"\b(passed|failed|error)s?\b.* in [\d.]+s", line)]
-    return float(re.search(r" in ([\d.]+)s", lines[-1]).group(1)) if lines else None
+    seconds = re.search(r" in ([\d.]+)s", _summary(output))
+    return float(seconds.group(1)) if seconds else None
 
 
 def slowest(output: str) -> list:
