@@ -7,8 +7,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-import fairseq_syntax.plugin  # noqa: E402,F401  (the tests drive fairseq with the plugin in this process)
-
 #: real treebanks and models shared beside the checkout (absent on other machines)
 SHARED = os.environ.get("FAIRSEQ_SYNTAX_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 
@@ -64,9 +62,17 @@ SLOW_FIRST = ("test_recipes.py::test_recipe_runs_offline_on_its_sample[aspec-ja-
               "test_cky_e2e.py", "test_real_data.py")
 
 
+def _runs_tests(config):
+    """False for pytest-xdist's controller, which hands the tests to its workers and runs none itself."""
+    distributed = getattr(config.option, "dist", "no") != "no" and getattr(config.option, "tx", None)
+    return hasattr(config, "workerinput") or not distributed
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a recipe run, multi-process training, or a preset beyond the quick "
                             "tier's few (leave out with -m 'not slow')")
+    if _runs_tests(config):  # the tests drive fairseq with the plugin in this process; xdist's controller skips
+        import fairseq_syntax.plugin  # noqa: F401  (its 4 s of imports, which would delay the workers' start)
 
 
 def pytest_collection_modifyitems(config, items):
