@@ -59,10 +59,12 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def forked_scripts():
     """console script -> its server, for every console script the tests run in-process (tests/helpers.py
-    CONSOLE_SCRIPTS: fairseq's and the plugin's installed entry points) that a server runs."""
-    from helpers import CONSOLE_SCRIPTS
+    CONSOLE_SCRIPTS: fairseq's and the plugin's installed entry points) or as a process of its own
+    (helpers.OWN_PROCESS: fairseq-hydra-train) that a server runs."""
+    from helpers import CONSOLE_SCRIPTS, OWN_PROCESS
 
-    return {name: SERVER_OF.get(name, "fairseq") for name in CONSOLE_SCRIPTS if SERVER_OF.get(name, "fairseq")}
+    return {name: SERVER_OF.get(name, "fairseq") for name in (*CONSOLE_SCRIPTS, *OWN_PROCESS)
+            if SERVER_OF.get(name, "fairseq")}
 
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -99,12 +99,12 @@ def console_scripts():
     from importlib.metadata import entry_points
 
     return {e.name: e.module for e in entry_points(group="console_scripts")
-            if e.module.startswith(_CLI_PACKAGES) and e.attr == "cli_main" and e.name not in _OWN_PROCESS}
+            if e.module.startswith(_CLI_PACKAGES) and e.attr == "cli_main" and e.name not in OWN_PROCESS}
 
 
-#: console scripts that always run as a process: Hydra's entry point owns process state (its global
-#: instance, the working folder, logging)
-_OWN_PROCESS = ("fairseq-hydra-train",)
+#: console scripts that always run as a process of their own (a real one, or forked: tests/forkserver.py), never
+#: in-process: Hydra's entry point owns process state (its global instance, the working folder, logging)
+OWN_PROCESS = ("fairseq-hydra-train",)
 
 
 CONSOLE_SCRIPTS = console_scripts()

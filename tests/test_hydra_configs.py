@@ -8,7 +8,9 @@ import struct
 import subprocess
 
 import pytest
-from helpers import BIN, ROOT, USER_DIR, env, run, tool
+
+import forkserver
+from helpers import BIN, ROOT, USER_DIR, env, run
 
 CONFIG_DIR = os.path.join(USER_DIR, "config")
 #: the presets the papers' recipes train (the registry may hold more: every one must have a config)
@@ -148,11 +150,11 @@ def test_fairseq_hydra_train_from_a_config(data_bin, tmp_path):
     """Plain fairseq-hydra-train (no wrapper) trains transformer_dbsa_tiny from its config: 2 updates on CPU,
     the parse-head losses logged, a checkpoint with the parse heads written."""
     save = tmp_path / "ckpt"
-    p = run([tool("fairseq-hydra-train"), "--config-dir", CONFIG_DIR, "--config-name", "transformer_dbsa_tiny",
+    p = run([forkserver.command("fairseq-hydra-train"), "--config-dir", CONFIG_DIR, "--config-name", "transformer_dbsa_tiny",
              f"task.data={data_bin}", f"common.user_dir={USER_DIR}", f"checkpoint.save_dir={save}",
              "checkpoint.no_epoch_checkpoints=true", "common.cpu=true", "common.log_interval=1", "common.seed=3",
              "optimization.max_update=2", "dataset.batch_size=16", "dataset.num_workers=0",
-             "hydra.output_subdir=null"], cwd=str(tmp_path))
+             "hydra.output_subdir=null"], cwd=str(tmp_path), extra_env=forkserver.environment())  # its own process
     log = p.stdout + p.stderr
     inner = _train_inner(log)
     assert sorted(inner) == [1, 2], log[-3000:]
@@ -193,13 +195,13 @@ def test_tensorboard_logs_every_loss_term(data_bin, tmp_path):
     """--tensorboard-logdir: each loss term of the SyncAttn criterion (dep_enc_loss, dep_dec_loss, sync_loss)
     is written for every update, for the epoch and for validation, with the values of the text log."""
     tb = tmp_path / "tb"
-    p = run([tool("fairseq-train"), data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation",
+    p = run([forkserver.command("fairseq-train"), data_bin, "--user-dir", USER_DIR, "--task", "syntax_translation",
              "--arch", "transformer_syncattn_tiny", "--criterion", "label_smoothed_cross_entropy_with_sync",
              "--label-smoothing", "0.1", "--optimizer", "adam", "--lr", "1e-3", "--max-tokens", "1000",
              "--max-update", "3", "--cpu", "--no-save", "--log-format", "simple", "--log-interval", "1",
              "--num-workers", "0", "--seed", "3", "--tensorboard-logdir", str(tb)],
-            process=True, cwd=str(tmp_path))  # a real process: fairseq closes (flushes) its TensorBoard writers
-    # at exit; in tmp_path: fairseq-train makes its ./checkpoints even with --no-save
+            cwd=str(tmp_path), extra_env=forkserver.environment())  # a process of its own (forked): fairseq
+    # closes (flushes) its TensorBoard writers at exit; in tmp_path: fairseq-train makes ./checkpoints with --no-save
     inner = _train_inner(p.stdout + p.stderr)
     assert sorted(inner) == [1, 2, 3]
     terms = ("loss", "nll_loss", "dep_enc_loss", "dep_dec_loss", "sync_loss")
