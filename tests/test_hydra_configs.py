@@ -150,11 +150,12 @@ def test_fairseq_hydra_train_from_a_config(data_bin, tmp_path):
     """Plain fairseq-hydra-train (no wrapper) trains transformer_dbsa_tiny from its config: 2 updates on CPU,
     the parse-head losses logged, a checkpoint with the parse heads written."""
     save = tmp_path / "ckpt"
-    p = run([forkserver.command("fairseq-hydra-train"), "--config-dir", CONFIG_DIR, "--config-name", "transformer_dbsa_tiny",
-             f"task.data={data_bin}", f"common.user_dir={USER_DIR}", f"checkpoint.save_dir={save}",
-             "checkpoint.no_epoch_checkpoints=true", "common.cpu=true", "common.log_interval=1", "common.seed=3",
-             "optimization.max_update=2", "dataset.batch_size=16", "dataset.num_workers=0",
-             "hydra.output_subdir=null"], cwd=str(tmp_path), extra_env=forkserver.environment())  # its own process
+    p = run([forkserver.command("fairseq-hydra-train"), "--config-dir", CONFIG_DIR, "--config-name",
+             "transformer_dbsa_tiny", f"task.data={data_bin}", f"common.user_dir={USER_DIR}",
+             f"checkpoint.save_dir={save}", "checkpoint.no_epoch_checkpoints=true", "common.cpu=true",
+             "common.log_interval=1", "common.seed=3", "optimization.max_update=2", "dataset.batch_size=16",
+             "dataset.num_workers=0", "hydra.output_subdir=null"],
+            cwd=str(tmp_path), extra_env=forkserver.environment())  # its own process, forked
     log = p.stdout + p.stderr
     inner = _train_inner(log)
     assert sorted(inner) == [1, 2], log[-3000:]

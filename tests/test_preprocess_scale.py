@@ -323,12 +323,12 @@ def test_shards_parse_the_text_the_assembling_run_parses(pud_pairs, tmp_path):
     work = tmp_path / "work"
 
     def prepare(*extra):  # forked from the test worker's fork server (tests/forkserver.py): its own process
+        splits = (a for s in ("train", "valid", "test") for a in (f"--{s}pref", str(tmp_path / s)))
         return _ok(_run([forkserver.command("python"), os.path.join(ROOT, "preprocess", "prepare.py"), "-s", "en",
-                         "-t", "de", *(a for s in ("train", "valid", "test") for a in (f"--{s}pref", str(tmp_path / s))),
-                         "--destdir", str(tmp_path / "bin"), "--workdir", str(work), "--syntax", "source",
-                         "--parser-source", "udpipe", "--parser-model-source", model, "--normalize-source", "moses",
-                         "--bpe-merges", "100", "--chunk-size", "2000", "--no-progress", *extra],
-                        **forkserver.environment()))
+                         "-t", "de", *splits, "--destdir", str(tmp_path / "bin"), "--workdir", str(work),
+                         "--syntax", "source", "--parser-source", "udpipe", "--parser-model-source", model,
+                         "--normalize-source", "moses", "--bpe-merges", "100", "--chunk-size", "2000", "--no-progress",
+                         *extra], **forkserver.environment()))
 
     for i in range(2):
         prepare("--shard", f"{i}/2")
