@@ -14,7 +14,7 @@ import os
 
 from setuptools import find_packages, setup
 
-install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sacrebleu[ja]>=2", "tqdm", "matplotlib", "nltk>=3.10.4", "sacremoses", "langid",
+install_requires = ["torch", "numpy", "stanza", "subword-nmt", "sentencepiece", "sacrebleu[ja]>=2", "tqdm", "matplotlib", "nltk>=3.10.4", "sacremoses", "langid",
                     "langdetect", "tensorboardX"]
 if not os.environ.get("FAIRSEQ_SYNTAX_KEEP_FAIRSEQ"):
     install_requires.append("fairseq-fixed==0.12.3.1")
@@ -57,6 +57,7 @@ setup(
             "fairseq-syntax-generate=fairseq_syntax.cli.generate:cli_main",
             "fairseq-syntax-interactive=fairseq_syntax.cli.interactive:cli_main",
             "fairseq-syntax-settings=fairseq_syntax.cli.settings:cli_main",
+            "fairseq-syntax-inspect=fairseq_syntax.cli.inspect:cli_main",
         ]
     },
 )

@@ -1,5 +1,6 @@
 """The preparation record (DATA-BIN/preparation.json): what prepare records of each language, and how raw text is
 encoded from it (fairseq_syntax.preparation.databin_record, fairseq_syntax.inference.source)."""
+import json
 import os
 
 import pytest
@@ -94,16 +95,23 @@ def _splits(d):
     return [a for s in ("train", "valid", "test") for a in (f"--{s}pref", str(d / s))]
 
 
-def test_normalising_a_side_given_as_tokens_names_their_tokeniser(tmp_path):
-    """--normalize-target moses on a side prepare neither parses nor tokenises, with no --tokenizer-target: the
-    text is taken as given tokens and the option would only be recorded (decoding raw text would normalise,
-    training had not), so prepare refuses it, saying what to give."""
+def test_normalising_a_side_given_as_tokens_normalises_it(tmp_path):
+    """--normalize-target moses on a side prepare does not parse (no --tokenizer-target): a step, as in
+    --text-only, not a statement. The target's text is normalised (its curly quotes and en dash made ASCII) before
+    BPE, and the record says so (normalised, then taken as given), so decoding raw text repeats exactly that."""
+    from sacremoses import MosesPunctNormalizer
+
     _plain_corpus(tmp_path)
     p = run([tool("fairseq-syntax-prepare"), "-s", "src", "-t", "tgt", *_splits(tmp_path), "--destdir",
              str(tmp_path / "bin"), "--syntax", "none", "--normalize-target", "moses", "--bpe-merges", "50",
              "--no-progress"], check=False)
-    assert p.returncode == 2 and "name their tokeniser with --tokenizer-target" in p.stderr, p.stderr[-2000:]
-    assert not (tmp_path / "bin").exists()
+    assert p.returncode == 0, p.stderr[-2000:]
+    normalise = MosesPunctNormalizer("tgt").normalize
+    given = (tmp_path / "train.tgt").read_text(encoding="utf-8").splitlines()
+    made = (tmp_path / "bin" / "work" / "train.tok.tgt").read_text(encoding="utf-8").splitlines()
+    assert made == [normalise(line) for line in given] and made != given
+    record = json.loads((tmp_path / "bin" / "preparation.json").read_text())["languages"]["tgt"]
+    assert record["normalize"] == "moses" and record["tokenizer"] == "given"
 
 
 def _data_bin_without_record(tmp_path, merges=30):

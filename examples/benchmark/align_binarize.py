@@ -14,7 +14,13 @@ then times
 All three read the CoNLL-U in blocks as byte arrays
 (fairseq_syntax/data/trees/conllu_blocks.py).
 
+With ``--sentencepiece`` (needs ``--treebank``: its ``# text`` comments are the raw sentences), the same
+treebank is also cut by a SentencePiece model learned on its raw text (``--spm-vocab-size``) and its pieces are
+aligned by character offsets (fairseq_syntax/data/alignment/piece_align.py), in memory and streaming, beside
+the BPE paths of the same run.
+
     OMP_NUM_THREADS=1 taskset -c 0 python examples/benchmark/align_binarize.py [--sentences 100000]
+    OMP_NUM_THREADS=1 taskset -c 0 python examples/benchmark/align_binarize.py --treebank EWT.conllu --sentencepiece
 """
 import argparse
 import json
@@ -67,8 +73,20 @@ def main(argv=None):
     p.add_argument("--treebank", default=None,
                    help="a CoNLL-U file to repeat instead of the synthetic corpus (e.g. UD English EWT train)")
     p.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    p.add_argument("--sentencepiece", action="store_true",
+                   help="also time SentencePiece pieces aligned by character offsets (needs --treebank)")
+    p.add_argument("--spm-vocab-size", type=int, default=8000, help="the SentencePiece model's pieces [8000]")
     args = p.parse_args(argv)
+    if args.sentencepiece and not args.treebank:
+        p.error("--sentencepiece needs --treebank (its # text comments are the raw sentences)")
     res = measure(args.sentences, args.treebank)
+    if args.sentencepiece:
+        res["sentencepiece"] = measure_pieces(args.sentences, args.treebank, args.spm_vocab_size)
+        res["sentencepiece"]["streaming_vs_bpe_streaming"] = round(
+            res["sentencepiece"]["streaming_sent_per_s"] / res["streaming_sent_per_s"], 3)
+        res["sentencepiece"]["in_memory_vs_bpe_in_memory"] = round(
+            res["sentencepiece"]["in_memory_sent_per_s"] / res["in_memory_sent_per_s"], 3)
+    res["cpu"] = _cpu()
     print(json.dumps(res, indent=1))
     if args.json:
         with open(args.json, "w") as f:
@@ -115,6 +133,70 @@ def measure(sentences, treebank=None):
         "streaming_s": round(t5 - t4, 2),
         "streaming_sent_per_s": round(n / (t5 - t4)),
     }
+
+
+def _cpu():
+    """The CPU's model name and its widest vector extension (times depend on both)."""
+    name, flags = "", set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name") and not name:
+                    name = line.split(":", 1)[1].strip()
+                elif line.startswith("flags") and not flags:
+                    flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    return f"{name or 'unknown'} ({vector})"
+
+
+def measure_pieces(sentences, treebank, vocab_size):
+    """Seconds and sentences per second of SentencePiece pieces aligned by character offsets: in memory (blocks
+    gathered into arrays, then binarized, as the BPE in-memory figure) and streaming (align_and_binarize with the raw text, as prepare runs it). The pieces are
+    made first (SentencePiece's own time is not the alignment's and is reported apart)."""
+    import sentencepiece as spm
+
+    from fairseq_syntax.data.alignment.binarize import align_and_binarize, binarize_corpus
+    from fairseq_syntax.data.alignment.piece_align import iter_piece_aligned_blocks, load_sentencepiece
+    from fairseq_syntax.data.alignment.syntax_io import AlignedCorpus
+    from fairseq_syntax.data.trees.conllu import read_conllu, write_conllu
+    from fairseq_syntax.preparation.sentencepiece_step import raw_sentences
+
+    with tempfile.TemporaryDirectory() as d:
+        sents = list(read_conllu(treebank))
+        conllu = os.path.join(d, "x.conllu")
+        with open(conllu, "w", encoding="utf-8") as fc:
+            for i in range(0, sentences, len(sents)):
+                write_conllu(sents[: min(len(sents), sentences - i)], fc)
+        raw = raw_sentences(conllu, os.path.join(d, "x.raw"))
+        with open(raw, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        model = os.path.join(d, "m")
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines[:len(sents)]), model_prefix=model,
+                                       vocab_size=vocab_size, hard_vocab_limit=False, num_threads=1, minloglevel=2)
+        sp = load_sentencepiece(model + ".model")
+        t0 = time.perf_counter()
+        pieces = sp.encode(lines, out_type=str)
+        t1 = time.perf_counter()
+        pieces_path = os.path.join(d, "x.spm")
+        with open(pieces_path, "w", encoding="utf-8") as f:
+            f.writelines(" ".join(p) + "\n" for p in pieces)
+        n_pieces = sum(len(p) for p in pieces)
+        del pieces
+        t2 = time.perf_counter()
+        corpus = AlignedCorpus()
+        for block in iter_piece_aligned_blocks(conllu, raw, pieces_path, sp, progress=False):
+            corpus.add_block(block)
+        binarize_corpus(corpus, os.path.join(d, "bin0"), "train", "src", "tgt", "src")
+        t3 = time.perf_counter()
+        del corpus
+        align_and_binarize(conllu, pieces_path, os.path.join(d, "bin"), "train", "src", "tgt", "src",
+                           text_prefix=os.path.join(d, "st"), progress=False, raw=raw, spm_model=model + ".model")
+        t4 = time.perf_counter()
+    return {"pieces": n_pieces, "spm_vocab_size": vocab_size, "sentencepiece_encode_s": round(t1 - t0, 2),
+            "in_memory_align_s": round(t3 - t2, 2), "in_memory_sent_per_s": round(sentences / (t3 - t2)),
+            "streaming_s": round(t4 - t3, 2), "streaming_sent_per_s": round(sentences / (t4 - t3))}
 
 
 if __name__ == "__main__":

@@ -119,7 +119,8 @@ def scoring(args):
                               lang).decode
     else:
         lang = target_language(args, record)
-        plan = plan_for(lang, record.language(lang, args.data).tokenizer, [x for x in languages if x != lang])
+        plan = plan_for(lang, record.language(lang, args.data).tokenizer, [x for x in languages if x != lang],
+                        pieces=lang in (record.spm or {}))
         decode = RecordedText(record, args.data, lang).decode
     decided = {"target_lang": lang, "detokenize": plan.detokenization, "reference": plan.reference}
     if args.detokenize:

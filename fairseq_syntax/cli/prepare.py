@@ -19,7 +19,9 @@ def get_parser():
         prog=prog_name("prepare"),
         description="Parallel corpus (raw text and/or CoNLL-U) -> fairseq data-bin with aligned syntax. For each "
         "split prefix PREF and language L it reads PREF.L.conllu when present, else PREF.L (parsed if that side "
-        "needs syntax). Then BPE (subword-nmt), fairseq-preprocess, align, binarize.",
+        "needs syntax, else tokenised as --tokenizer-SIDE says). Then BPE (subword-nmt) or SentencePiece "
+        "(--spm-vocab-size, --spm-model), fairseq-preprocess, align (SentencePiece: by character offsets into the "
+        "raw sentence), binarize.",
     )
     add_pair_and_splits(p, files="PREF.L or PREF.L.conllu")
     p.add_argument("--destdir", default=None, help="output data-bin directory (required, except with --text-only)")
@@ -54,25 +56,54 @@ def get_parser():
     for side in ("source", "target"):
         p.add_argument(f"--normalize-{side}", choices=["none", "moses"], default="none",
                        help=f"normalise the {side} side's raw text with sacremoses' punctuation normaliser before "
-                       "parsing it (moses), or not (none, default). For a side prepare does not parse (given as "
-                       "CoNLL-U, or given as tokens: then name their tokeniser with --tokenizer-SIDE too), say how "
-                       "its text was normalised before it was parsed or tokenised: the data-bin records it for "
-                       "decoding raw text, which normalises the same way")
+                       "parsing or tokenising it (moses), or not (none, default). For a side given as CoNLL-U, say "
+                       "how its text was normalised before it was parsed: the data-bin records it for decoding raw "
+                       "text, which normalises the same way")
         p.add_argument(f"--tokenizer-{side}", choices=["auto", "parser", "given", "moses", "kytea"], default="auto",
-                       help=f"how the {side} side's tokens were made, recorded in DESTDIR/preparation.json for "
-                       "decoding raw text: auto (default): the parser's tokens for a parsed side, else the given "
-                       "whitespace tokens; moses / kytea: the text given here was tokenised by sacremoses (aggressive "
-                       "hyphens) / KyTea")
+                       help=f"how the {side} side's tokens are made (and recorded in DESTDIR/preparation.json for "
+                       "decoding raw text): auto (default): the parser tokenises a syntax side, a side without "
+                       "syntax is taken as given; parser: the side's parser tokenises the raw text (a side without "
+                       "syntax is parsed for its tokens); moses: sacremoses' tokeniser (aggressive hyphens) on a "
+                       "side without syntax, the parser on a syntax side (after --normalize-SIDE); kytea: kytea "
+                       "-notags, then the parser keeps those tokens; given: the text is tokenised already (a syntax "
+                       "side is parsed --pretokenized). For a side given as CoNLL-U: how its tokens were made")
     p.add_argument("--units", choices=["surface", "words"], default="surface",
                    help="text to translate: surface tokens (default; 'zum' stays one token) or syntactic words "
                    "('zu dem')")
-    p.add_argument("--bpe-merges", type=int, default=8000,
-                   help="number of BPE merge operations (default 8000; 0: no BPE, words are the units)")
+    p.add_argument("--bpe-merges", type=int, default=None,
+                   help="number of BPE merge operations (default 8000 without SentencePiece; 0: no BPE, words are "
+                   "the units)")
+    spm = p.add_mutually_exclusive_group()
+    spm.add_argument("--spm-vocab-size", type=int, default=0, metavar="N",
+                     help="learn a SentencePiece model of N pieces on the training text (both languages; one per "
+                     "language with --separate-bpe), kept in the data-bin, instead of BPE. SentencePiece cuts the "
+                     "raw sentence (a syntax side: the text its parser read) and each piece is aligned to the "
+                     "parser's words by character offsets (docs/data.md, 'SentencePiece')")
+    spm.add_argument("--spm-model", default=None, metavar="PATH",
+                     help="segment both sides with this SentencePiece model as it is (a pretrained model's; give its "
+                     "dictionary with --srcdict / --tgtdict); copied into the data-bin")
+    for side in ("source", "target"):
+        p.add_argument(f"--spm-model-{side}", default=None, metavar="PATH",
+                       help=f"the {side} side's SentencePiece model, where the sides have their own")
+    p.add_argument("--spm-model-type", choices=["unigram", "bpe"], default="unigram",
+                   help="with --spm-vocab-size: SentencePiece's segmentation model [unigram]")
+    p.add_argument("--spm-character-coverage", type=float, default=0.9995, metavar="C",
+                   help="with --spm-vocab-size: the share of the training text's characters the pieces cover, the "
+                   "rest being <unk> (SentencePiece's option; 1.0 for small alphabets) [0.9995]")
+    p.add_argument("--srcdict", default=None, metavar="DICT",
+                   help="the source dictionary to binarise with (a pretrained model's dict.SRC.txt), as "
+                   "fairseq-preprocess's --srcdict; with joint segmentation also the target's")
+    p.add_argument("--tgtdict", default=None, metavar="DICT", help="the target dictionary, as --srcdict")
+    p.add_argument("--allow-unk-rate", type=float, default=0.03, metavar="R",
+                   help="a given dictionary (--srcdict / --tgtdict) may turn at most this share of the training "
+                   "tokens into <unk>; more stops prepare (the dictionary was made from another segmentation) "
+                   "[0.03]")
     p.add_argument("--bpe-sample", type=int, default=0, metavar="N",
                    help="learn BPE on about N training pairs (every k-th pair; default: all) and apply it to all: "
                    "bounds the cost of learning on millions of pairs")
     p.add_argument("--separate-bpe", action="store_true",
-                   help="learn one BPE model per language (default: joint BPE and a joined dictionary)")
+                   help="learn one BPE (or SentencePiece) model per language (default: joint, and a joined "
+                   "dictionary)")
     p.add_argument("--train-first", type=int, default=0, metavar="N",
                    help="use only the first N training pairs (read before parsing; default: all)")
     p.add_argument("--max-words", type=int, default=0, metavar="N",

@@ -6,6 +6,7 @@ their fairseq-train options, batch, data variant, decoding and baselines.
     fairseq-syntax-settings tanaka-ja-en dep_rel --json  # one model's settings
     fairseq-syntax-settings tanaka-ja-en --bash          # what examples/tanaka-ja-en/*.sh evaluate
     fairseq-syntax-settings wmt14-en-de --gpus 4         # the per-GPU batch and --update-freq on 4 GPUs
+    fairseq-syntax-settings --gpus 4 --batch-tokens 25000  # the same for a corpus of one's own: 25,000 per update
     fairseq-syntax-settings --markdown > docs/settings.md
 """
 import argparse
@@ -44,7 +45,17 @@ def get_parser():
                      "(docs/distributed.md)")
     p.add_argument("--max-tokens", type=int, default=4096, metavar="M",
                    help="with --gpus: the most tokens one GPU's batch may hold (the recipe's MAX_TOKENS) [4096]")
+    p.add_argument("--batch-tokens", type=int, default=None, metavar="N",
+                   help="with --gpus and no DATASET: the batch per update, in tokens, of a corpus of one's own (the "
+                   "papers': 25,000 for Transformer base on WMT) split into --max-tokens and --update-freq")
     return p
+
+
+def own_batch(tokens: int, gpus: int, max_tokens: int) -> str:
+    """The fairseq-train options that make ``tokens`` per update on ``gpus`` GPUs, and what they give."""
+    b = split_batch(f"tokens:{tokens}", gpus, max_tokens)
+    return (f"# {tokens} tokens per update on {gpus} GPU{'s' * (gpus > 1)}, at most {max_tokens} tokens per GPU "
+            f"batch\n{b.options}  # {b.describe()}")
 
 
 def select(dataset: str, models, size: str) -> Dict[str, ModelSettings]:
@@ -141,9 +152,16 @@ def main(argv=None):
             p.error("--markdown writes every recipe's table: give no DATASET")
         sys.stdout.write(markdown())
         return
+    if args.batch_tokens is not None:
+        if args.dataset or args.gpus is None:
+            p.error("--batch-tokens is the batch of a corpus of one's own: give it with --gpus N and no DATASET "
+                    "(a recipe has its own batch)")
+        print(own_batch(args.batch_tokens, args.gpus, args.max_tokens))
+        return
     if not args.dataset:
         if args.bash or args.gpus is not None:
-            p.error(f"--{'bash' if args.bash else 'gpus'} needs a DATASET: {', '.join(sorted(DATASETS))}")
+            p.error(f"--{'bash' if args.bash else 'gpus'} needs a DATASET: {', '.join(sorted(DATASETS))}"
+                    + ("" if args.bash else " (or --batch-tokens N for a corpus of one's own)"))
         if args.json:
             print(json.dumps({d: sorted(settings(d, args.size)) for d in sorted(DATASETS)}, indent=1))
         else:

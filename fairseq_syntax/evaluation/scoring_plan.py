@@ -10,7 +10,10 @@ them as the record says, and this module says what sacreBLEU then tokenises and 
 * Japanese / Chinese tokens a parser or KyTea made: the spaces removed, sacreBLEU's ``ja-mecab`` / ``zh``
   tokenizer (the same tokens for every model, whatever its segmentation), RIBES on;
 * tokens the corpus came with (``given``, e.g. the Tanaka corpus's English): kept, and BLEU on them
-  (sacreBLEU's ``none`` tokenizer), against the corpus's reference, written with the same tokens.
+  (sacreBLEU's ``none`` tokenizer), against the corpus's reference, written with the same tokens;
+* SentencePiece pieces of raw text (a side its parser tokenised): the pieces joined are raw text, scored
+  against the raw reference (Japanese / Chinese: with ``ja-mecab`` / ``zh``); pieces of a tokeniser's tokens
+  are scored as those tokens are.
 
 RIBES (on BLEU's tokens) is on by default when the pair involves Japanese, Chinese or Korean, the
 distant-order pairs WAT scores with it.
@@ -36,10 +39,14 @@ class ScoringPlan:
     removes_spaces: bool = False  # the detokenisation removes every space (a language written without them)
 
 
-def plan_for(lang: str, tokenizer: str, other_languages: Iterable[str] = ()) -> ScoringPlan:
+def plan_for(lang: str, tokenizer: str, other_languages: Iterable[str] = (), pieces: bool = False) -> ScoringPlan:
     """The plan for target language ``lang`` whose tokens the preparation's ``tokenizer`` made (one of
-    :data:`fairseq_syntax.preparation.databin_record.TOKENIZERS`)."""
+    :data:`fairseq_syntax.preparation.databin_record.TOKENIZERS`); ``pieces``: SentencePiece segmented it."""
     ribes = ribes_by_default((lang, *other_languages))
+    if pieces and tokenizer == "parser":
+        unspaced = UNSPACED_TOKENIZERS.get(lang)
+        return ScoringPlan("SentencePiece's pieces joined (raw text)", unspaced, ribes or bool(unspaced),
+                           "raw text" + (f", tokenised by sacreBLEU's {unspaced}" if unspaced else ""))
     if lang in UNSPACED_TOKENIZERS and tokenizer in ("parser", "kytea"):
         return ScoringPlan("the spaces removed", UNSPACED_TOKENIZERS[lang], True,
                            f"raw text (no spaces between the words), tokenised by sacreBLEU's "

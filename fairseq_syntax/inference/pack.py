@@ -5,7 +5,8 @@
 * ``model.pt``: the checkpoint without its optimizer state (unless asked to keep it), its data path set to
   the folder itself and the training machine's ``--user-dir`` path dropped;
 * the dictionaries (``dict.*.txt``, label dictionaries ``dict.*.labels.txt``);
-* ``preparation.json`` and the BPE codes it names (:mod:`fairseq_syntax.preparation.databin_record`);
+* ``preparation.json`` and the BPE codes or SentencePiece models it names
+  (:mod:`fairseq_syntax.preparation.databin_record`);
 * the parser model files the record names (UDPipe ``.udpipe`` files, a CoNLL-U lookup file), when they are
   files no larger than ``max_parser_mb`` that load as the recorded parser's model, under ``parsers/``, the
   record pointing there (a record names files inside its own folder or absolute paths; any other file, or a
@@ -95,6 +96,8 @@ def pack_model(data_dir: str, checkpoint: str, out: str, parser_models: bool = T
         record.expect_trained_codes(trained)
     codes = {name: record.bpe_codes(next(k for k, v in record.bpe.items() if v == name), data_dir)
              for name in sorted(set((record.bpe or {}).values()))}  # named inside the data-bin, and BPE codes
+    for lang, spm in sorted((record.spm or {}).items()):  # SentencePiece models, the trained ones
+        codes[spm["file"]] = record.spm_model(lang, data_dir)
     plan = []  # (language, option, the model file, MiB, copy?): checked before anything is written
     for lang, spec in sorted(record.languages.items()):
         if spec.parser is None:

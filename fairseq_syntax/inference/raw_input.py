@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from fairseq import utils
 
+from fairseq_syntax.data.alignment.piece_align import align_sentence_pieces
 from fairseq_syntax.data.alignment.subword_align import align_sentence, split_subwords
 from fairseq_syntax.data.datasets.syntax_dataset import (
     SideSyntax,
@@ -34,7 +35,7 @@ from fairseq_syntax.data.datasets.syntax_dataset import (
 )
 from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.inference.source import EncodedSources, RawSourceEncoder
-from fairseq_syntax.inference.target import RecordedText
+from fairseq_syntax.inference.target import RecordedText, join_pieces
 from fairseq_syntax.parsing import backend_options, build_parser
 from fairseq_syntax.preparation.databin_record import (
     RECORD_FILE,
@@ -155,9 +156,12 @@ class RawInput:
             check_trained_codes(given, self.trained_codes.get(self.cfg.source_lang), self.cfg.source_lang, given=True)
         if self.record is None:
             return
+        drop = "or drop --bpe and --tokenizer: raw text is then encoded as the data-bin's record says"
+        if (self.record.spm or {}).get(self.cfg.source_lang) is not None:
+            self._check_given_pieces(bpe_args, drop)
+            return
         # --tokenizer alone only warns below (the input may be BPE'd already): the codes are not used then
         recorded = self.record.bpe_codes(self.cfg.source_lang, self.data_dir, check_trained=bpe_args is not None)
-        drop = "or drop --bpe and --tokenizer: raw text is then encoded as the data-bin's record says"
         if bpe_args is None:
             if recorded is not None and self.tokenizer_given:
                 logging.getLogger(__name__).warning(
@@ -178,6 +182,25 @@ class RawInput:
         if not filecmp.cmp(given, recorded, shallow=False):
             raise SyntaxDataError(given, f"--bpe-codes: not the codes this data-bin was made with ({recorded}): "
                                   f"give those, {drop}")
+
+    def _check_given_pieces(self, bpe_args, drop: str) -> None:
+        """A SentencePiece data-bin: fairseq's own ``--bpe`` must be ``sentencepiece`` with the recorded model, byte
+        for byte (raw input is best given without it: the record's parser then parses the sentence SentencePiece
+        cuts)."""
+        import filecmp
+
+        recorded = self.record.spm_model(self.cfg.source_lang, self.data_dir, check_trained=bpe_args is not None)
+        if bpe_args is None:
+            return
+        name = getattr(bpe_args, "_name", None)
+        given = getattr(bpe_args, "sentencepiece_model", None)
+        where = os.path.join(self.data_dir, RECORD_FILE)
+        if name != "sentencepiece" or not given:
+            raise SyntaxDataError(where, f"--bpe {name}: this data-bin's source was segmented by SentencePiece with "
+                                  f"{recorded}: give --bpe sentencepiece --sentencepiece-model {recorded}, {drop}")
+        if not os.path.exists(given) or not filecmp.cmp(given, recorded, shallow=False):
+            raise SyntaxDataError(given, f"--sentencepiece-model: not the model this data-bin was made with "
+                                  f"({recorded}): give that one, {drop}")
 
     def recorded_text(self) -> RecordedText:
         """The record's text processing: output detokenised as the training text was written."""
@@ -256,26 +279,35 @@ class RawInput:
     def parse_rows(self, src_tokens) -> List[Row]:
         """Parse token-id rows (BPE subwords + EOS) with the record's parser (or --inference-parser) and align
         the trees to the subwords: a (words, heads, labels) row each."""
+        cfg = self.cfg
+        pieces = self.record is not None and (self.record.spm or {}).get(cfg.source_lang) is not None
         if self._parser is None:
-            cfg = self.cfg
             backend = str(cfg.inference_parser)
             record = self.record.languages.get(cfg.source_lang) if self.record is not None else None
             if backend == "auto" and record is not None and record.parser is not None:
                 backend = record.parser["backend"]
-                options = {**parser_options(record.parser, self.data_dir), "pretokenized": True}
+                options = parser_options(record.parser, self.data_dir)
+                if not pieces:  # BPE: the subwords re-joined are the tokens; SentencePiece: raw text
+                    options["pretokenized"] = True
             else:
                 backend = "stanza" if backend == "auto" else backend
                 options = backend_options(backend, lang=cfg.inference_parser_lang or cfg.source_lang,
                                           model=cfg.inference_parser_model, model_dir=cfg.inference_parser_model,
-                                          pretokenized=True, model_option="--inference-parser-model")
+                                          pretokenized=not pieces, model_option="--inference-parser-model")
             self._parser = build_parser(backend, **options)
         bpe_lines = [self.task.src_dict.string(t) for t in src_tokens]  # Dictionary.string leaves EOS out
-        word_lines = [" ".join(split_subwords(line)[1]) for line in bpe_lines]
+        label_dict = self.task.src_label_dict
+        if pieces:  # SentencePiece: the text the pieces spell, parsed as preparation parsed raw text
+            word_lines = [join_pieces(line) for line in bpe_lines]
+        else:
+            word_lines = [" ".join(split_subwords(line)[1]) for line in bpe_lines]
         sents = self._parser.parse(word_lines)
         self._parser.check(word_lines, sents, 1, "input")
-        label_dict = self.task.src_label_dict
         out = []
-        for k, (sent, line) in enumerate(zip(sents, bpe_lines)):
-            w, h, lab = align_sentence(sent, line, f"input sentence {k + 1}")
+        for k, (sent, line, text) in enumerate(zip(sents, bpe_lines, word_lines)):
+            if pieces:
+                w, h, lab, _ = align_sentence_pieces(sent, text, line.split(), where=f"input sentence {k + 1}")
+            else:
+                w, h, lab = align_sentence(sent, line, f"input sentence {k + 1}")
             out.append((w, h, [label_dict.index(x) for x in lab] if label_dict is not None else None))
         return out

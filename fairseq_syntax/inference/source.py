@@ -3,9 +3,11 @@
 :class:`RawSourceEncoder` repeats what the data-bin's preparation did to a language
 (:mod:`fairseq_syntax.preparation.databin_record`): sacremoses' normalisation, the recorded parser (one batched call
 for all sentences), the parse's surface tokens (or the text's own tokens, or sacremoses' tokens), lowercasing,
-the BPE codes, and the alignment of the user's tree to the subwords (:func:`~fairseq_syntax.data.alignment.subword_align.
-align_sentence`, as in preparation). The parse comes from the user's words, never from text rebuilt from token
-ids (where an unknown character would be ``<unk>`` and the BPE joins lost).
+the BPE codes or the SentencePiece model, and the alignment of the user's tree to the subwords
+(:func:`~fairseq_syntax.data.alignment.subword_align.align_sentence`, or for SentencePiece, which cuts the sentence
+itself, :func:`~fairseq_syntax.data.alignment.piece_align.align_sentence_pieces` by character offsets, as in
+preparation). The parse comes from the user's words, never from text rebuilt from token ids (where an unknown
+character would be ``<unk>`` and the BPE joins lost).
 
 The result is an :class:`EncodedSources`: the token tensors, as fairseq's ``build_dataset_for_inference``
 takes them, carrying the aligned syntax with them, so that the task builds the batch's syntax fields from it
@@ -21,6 +23,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 import torch
 
+from fairseq_syntax.data.alignment.piece_align import align_sentence_pieces
 from fairseq_syntax.data.alignment.subword_align import align_sentence
 from fairseq_syntax.errors import InputLineError, SyntaxDataError
 from fairseq_syntax.parsing.base import load_parser
@@ -76,7 +79,13 @@ class RawSourceEncoder:
 
             self.spec = replace(self.spec, parser=parser)
         self.dictionary, self.label_dict = dictionary, label_dict
-        codes = record.bpe_codes(lang, data_dir)
+        self.spm = None  # the SentencePiece model that segments this language, if one does
+        model = record.spm_model(lang, data_dir)
+        if model is not None:
+            from fairseq_syntax.data.alignment.piece_align import load_sentencepiece
+
+            self.spm = load_sentencepiece(model)
+        codes = record.bpe_codes(lang, data_dir) if model is None else None
         self.bpe = None
         if codes is not None:
             from subword_nmt.apply_bpe import BPE
@@ -179,6 +188,14 @@ class RawSourceEncoder:
             trees += tree
         return trees
 
+    def pieces_input(self, line: str, tokens: List[str]) -> str:
+        """What SentencePiece reads of a line, as preparation gave it the training text: the text the parser
+        read (the normalised line; preparation: each sentence's ``# text``), or the tokens where the side's
+        tokeniser is sacremoses', or lowercased them."""
+        if self.spec.tokenizer == "moses" or self.spec.lowercase:
+            return " ".join(tokens)
+        return line
+
     # --- the whole encoding ---------------------------------------------------------------------
     def encode(self, lines: Sequence[str], first_line: int = 1, with_syntax: bool = True,
                max_positions: Optional[int] = None, tokenize_only: bool = False) -> EncodedSources:
@@ -233,7 +250,11 @@ class RawSourceEncoder:
             if spec.lowercase:
                 tokens = [t.lower() for t in tokens]
             joined = " ".join(tokens)
-            bpe = self.bpe.process_line(joined) if (self.bpe is not None and joined) else joined
+            if self.spm is not None:  # SentencePiece cuts the text as preparation gave it to it
+                joined = self.pieces_input(line, tokens) if tokens else ""
+                bpe = " ".join(self.spm.encode(joined, out_type=str)) if joined else ""
+            else:
+                bpe = self.bpe.process_line(joined) if (self.bpe is not None and joined) else joined
             ids = self.dictionary.encode_line(bpe, add_if_not_exist=False, append_eos=True).long()
             unknown = int(ids.eq(self.dictionary.unk()).sum())
             if tokens and unknown * 2 > ids.numel() - 1:
@@ -248,7 +269,11 @@ class RawSourceEncoder:
             elif with_syntax:
                 tree = trees[k]
                 try:
-                    w, h, lab = align_sentence(tree, bpe, f"input line {numbers[k]}", units=spec.units)
+                    if self.spm is not None:
+                        w, h, lab, _ = align_sentence_pieces(tree, joined, bpe.split(), self.spm,
+                                                             f"input line {numbers[k]}")
+                    else:
+                        w, h, lab = align_sentence(tree, bpe, f"input line {numbers[k]}", units=spec.units)
                 except SyntaxDataError as e:
                     raise InputLineError(numbers[k], e.what) from None
                 src.words, src.heads, src.tree = np.asarray(w), np.asarray(h), tree

@@ -1,10 +1,14 @@
-"""Output text as the training text was written: BPE joined, then detokenised by how the data-bin's
-preparation tokenised the target language (:mod:`fairseq_syntax.preparation.databin_record`).
+"""Output text as the training text was written: BPE joined (or SentencePiece's pieces), then detokenised by how
+the data-bin's preparation tokenised the target language (:mod:`fairseq_syntax.preparation.databin_record`).
 
 * parser / moses tokens: Moses' detokeniser plus in-word hyphens rejoined
   (:func:`fairseq_syntax.evaluation.detokenize.detokenize`), as the recipes score output;
 * Japanese (parser or KyTea tokens): the spaces removed (Japanese is written without them);
-* given tokens (the corpus was tokenised): kept as tokens.
+* given tokens (the corpus was tokenised): kept as tokens;
+* SentencePiece: the pieces joined (``▁`` a space, as fairseq's ``--remove-bpe sentencepiece`` joins them) give
+  the text SentencePiece read: raw text where the parser tokenised it (nothing more to undo), else the
+  tokeniser's tokens, detokenised as above. Text without ``▁`` was joined already (fairseq-generate's
+  ``--remove-bpe sentencepiece``) and is not joined again.
 
 :class:`RecordedText` has the interface of a fairseq BPE object (``encode`` / ``decode``), so that
 ``fairseq-interactive`` and the hub interface print detokenised text with no ``--bpe`` option given. Source
@@ -30,6 +34,18 @@ _BPE = re.compile(r"@@( |$)")
 
 def remove_bpe(line: str) -> str:
     return _BPE.sub("", line.rstrip())
+
+
+#: SentencePiece's word-start mark
+PIECE_MARK = "\u2581"
+
+
+def join_pieces(line: str) -> str:
+    """SentencePiece's pieces joined into text (fairseq's ``--remove-bpe sentencepiece``); text without a piece
+    mark is returned as it is (joined already)."""
+    if PIECE_MARK not in line:
+        return line.strip()
+    return line.replace(" ", "").replace(PIECE_MARK, " ").strip()
 
 
 class RecordedText:
@@ -63,8 +79,13 @@ class RecordedText:
         return source.bpe
 
     def decode(self, line: str) -> str:
-        text = remove_bpe(line)
         tokenizer = self.spec.tokenizer
+        if (self.record.spm or {}).get(self.lang) is not None:
+            text = join_pieces(line)
+            if tokenizer == "parser":  # SentencePiece cut the raw text: joined, it is raw text again
+                return text
+        else:
+            text = remove_bpe(line)
         if self.lang in ("ja", "zh") and tokenizer in ("parser", "kytea"):
             return text.replace(" ", "")
         if tokenizer in ("parser", "moses"):
@@ -76,4 +97,6 @@ class RecordedText:
         return text
 
     def is_beginning_of_word(self, x: str) -> bool:
+        if (self.record.spm or {}).get(self.lang) is not None:
+            return x.startswith(PIECE_MARK)
         return not x.endswith("@@")

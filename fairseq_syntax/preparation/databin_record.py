@@ -19,7 +19,10 @@ Fields per language (:class:`LanguageRecord`):
   a model path relative to the data-bin stays relative (a packed model folder moves as a whole).
 
 ``bpe``: the codes file(s) in the data-bin per language (one file for both: joint BPE; None: words are the
-units), ``bpe_merges`` the merges learned.
+units), ``bpe_merges`` the merges learned. ``spm`` (version 2): per language, the SentencePiece model that
+segments it instead: ``file`` (in the data-bin), ``sha256``, ``source`` (the path it was given as, or None: learned
+by prepare) and ``pieces`` (its vocabulary size); a SentencePiece side's text is its raw sentence (a syntax side:
+the text its parser read), whose pieces are aligned to the tree by character offsets.
 """
 from __future__ import annotations
 
@@ -36,6 +39,8 @@ RECORD_FILE = "preparation.json"
 #: task refuses to train on the data-bin
 UNFINISHED_FILE = ".prepare-unfinished"
 VERSION = 1
+#: the version of a record that names SentencePiece models (a plugin that reads version 1 only must refuse it)
+SPM_VERSION = 2
 TOKENIZERS = ("parser", "given", "moses", "kytea")
 
 
@@ -65,12 +70,18 @@ class PreparationRecord:
     bpe: Optional[Dict[str, str]] = None  # language -> codes file, relative to the data-bin
     bpe_merges: int = 0  # merges learned (joint when both languages name one file)
     version: int = VERSION
+    spm: Optional[Dict[str, dict]] = None  # language -> {"file", "sha256", "source", "pieces"}
 
     def save(self, data_dir: str) -> str:
         path = os.path.join(data_dir, RECORD_FILE)
         tmp = temporary_name(path)
+        fields = asdict(self)
+        if self.spm:
+            fields["version"] = SPM_VERSION
+        else:
+            del fields["spm"]  # a record without SentencePiece is the version 1 it was
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(asdict(self), f, indent=1, sort_keys=True)
+            json.dump(fields, f, indent=1, sort_keys=True)
             f.write("\n")
         return replace_file(tmp, path)
 
@@ -83,16 +94,23 @@ class PreparationRecord:
         try:
             with open(path, encoding="utf-8") as f:
                 raw = json.load(f)
-            if raw.get("version") != VERSION:
-                raise ValueError(f"version {raw.get('version')}, this plugin reads version {VERSION}")
+            if raw.get("version") not in (VERSION, SPM_VERSION):
+                raise ValueError(f"version {raw.get('version')}, this plugin reads versions {VERSION} and "
+                                 f"{SPM_VERSION}")
             record = cls(languages={k: LanguageRecord(**v) for k, v in raw["languages"].items()},
-                         bpe=raw.get("bpe"), bpe_merges=raw.get("bpe_merges", 0), version=raw["version"])
+                         bpe=raw.get("bpe"), bpe_merges=raw.get("bpe_merges", 0), version=raw["version"],
+                         spm=raw.get("spm"))
+            for lang, spec in (record.spm or {}).items():
+                if not isinstance(spec, dict) or not isinstance(spec.get("file"), str):
+                    raise ValueError(f"the SentencePiece model of {lang!r} names no file")
         except (ValueError, KeyError, TypeError) as e:
             raise SyntaxDataError(path, f"not a preparation record this plugin can read: {e}") from None
         for lang, name in (record.bpe or {}).items():
             if not isinstance(name, str):
                 raise SyntaxDataError(path, f"the BPE codes of {lang!r} must be a file name, not {name!r}")
             inside(data_dir, name, f"the BPE codes of {lang!r}")
+        for lang, spec in (record.spm or {}).items():
+            inside(data_dir, spec["file"], f"the SentencePiece model of {lang!r}")
         for spec in record.languages.values():  # relative parser paths resolve inside the folder, or are refused
             if spec.parser is not None:
                 parser_options(spec.parser, data_dir)
@@ -124,6 +142,33 @@ class PreparationRecord:
         if check_trained:
             self._check_trained_codes(lang, path)
         return path
+
+    def spm_model(self, lang: str, data_dir: str, check_trained: bool = True) -> Optional[str]:
+        """The absolute path of a language's SentencePiece model (None: the language is not segmented by one);
+        with ``check_trained``, a model other than the one a loaded model was trained with is refused, as
+        :meth:`bpe_codes` refuses codes."""
+        spec = (self.spm or {}).get(lang)
+        if spec is None:
+            return None
+        path = inside(data_dir, spec["file"], f"the SentencePiece model of {lang!r}")
+        if not os.path.exists(path):
+            raise SyntaxDataError(path, "the SentencePiece model the preparation record names is missing")
+        if check_trained:
+            expected = self.__dict__.get("_trained_codes", {}).get(lang)
+            if expected and any(d != file_sha256(path) for d in expected):
+                raise SyntaxDataError(path, f"not the SentencePiece model of {lang!r} the model was trained with "
+                                      f"(its checkpoint records SHA-256 {sorted(expected)[0][:16]}..., this file "
+                                      f"{file_sha256(path)[:16]}...): raw input would be segmented otherwise than "
+                                      "the training text; give the data-bin the model was trained on")
+        return path
+
+    def segmentation_file(self, lang: str, data_dir: str, check_trained: bool = False) -> Optional[str]:
+        """The file that segments a language: its SentencePiece model or its BPE codes (None: words)."""
+        if (self.spm or {}).get(lang) is not None:
+            return self.spm_model(lang, data_dir, check_trained)
+        if self.bpe and lang in self.bpe:
+            return self.bpe_codes(lang, data_dir, check_trained)
+        return None
 
     def expect_trained_codes(self, digests: Dict[str, str]) -> None:
         """The SHA-256 of each language's codes that a model loaded on this data-bin was trained with (its
@@ -200,3 +245,26 @@ def parser_options(parser: dict, data_dir: str) -> dict:
         elif os.path.exists(os.path.join(data_dir, value)):
             options[key] = inside(data_dir, value, f"the parser's {key}")
     return options
+
+
+def target_in_pieces(data_dir: str, target_lang: Optional[str] = None) -> bool:
+    """Whether the record of ``data_dir`` says SentencePiece segments ``target_lang`` (None: every language it
+    names); False without a readable record. Standard library only (the recipes' runner asks it)."""
+    try:
+        with open(os.path.join(data_dir, RECORD_FILE), encoding="utf-8") as f:
+            spm = json.load(f).get("spm") or {}
+    except (OSError, ValueError, AttributeError):
+        return False
+    return target_lang in spm if target_lang else bool(spm)
+
+
+def language_option(argv, flags=("--target-lang", "-t")) -> Optional[str]:
+    """The value of the first of ``flags`` in a command line (``--flag VALUE`` or ``--flag=VALUE``), or None."""
+    for k, word in enumerate(argv):
+        for flag in flags:
+            if word == flag and k + 1 < len(argv):
+                return argv[k + 1]
+            if word.startswith(flag + "="):
+                return word.split("=", 1)[1]
+    return None
+

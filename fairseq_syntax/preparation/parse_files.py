@@ -17,15 +17,25 @@ from fairseq_syntax.preparation.chunked import read_lines, run_chunked
 logger = logging.getLogger(__name__)
 
 
+def with_text(sent, line: str):
+    """``sent`` with the CoNLL-U comment ``# text = LINE``: the text its parser read (stripped), which
+    SentencePiece later cuts and the pieces are aligned into (piece_align.py); a parser's own ``# text`` is
+    replaced, its other comments kept."""
+    sent.comments = [c for c in sent.comments if not c.startswith(("# text =", "# text="))] + [
+        f"# text = {line.strip()}"]
+    return sent
+
+
 def _parse_chunk(parser: Parser, first: int, lines: List[str], path: str, batch_size: int):
-    """Parse one chunk of lines (items first.. of the file) in batches; its CoNLL-U text and sentence count."""
+    """Parse one chunk of lines (items first.. of the file) in batches; its CoNLL-U text (each sentence with the
+    line it was parsed from as its ``# text``) and sentence count."""
     buf = io.StringIO()
     n = 0
     for start in range(0, len(lines), batch_size):
         batch = lines[start : start + batch_size]
         sents = parser.parse(batch)
         parser.check(batch, sents, first + start + 1, path)
-        n += write_conllu(sents, buf)
+        n += write_conllu((with_text(s, line) for s, line in zip(sents, batch)), buf)
     return buf.getvalue(), n
 
 
@@ -78,9 +88,10 @@ def parse_chunked(
     chunk_size = -(-max(chunk_size, 1) // batch_size) * batch_size  # whole batches: same batches at any size
     if spec is not None:
         key = "parse " + json.dumps({"backend": spec[0], "options": spec[1], "batch": batch_size,  # and the model
-                                     "identity": parser_identity(spec[0], spec[1])}, sort_keys=True)  # behind them
+                                     "identity": parser_identity(spec[0], spec[1]),  # behind them; the output
+                                     "comments": "text"}, sort_keys=True)  # carries each line as # text
     else:  # a parser made by hand: nothing says which model it holds
-        key = f"parse {type(parser).__module__}.{type(parser).__qualname__} batch={batch_size}"
+        key = f"parse {type(parser).__module__}.{type(parser).__qualname__} batch={batch_size} comments=text"
         logger.warning("%s: a parser without a (backend, options) spec (not made by build_parser): its parses' "
                        "chunks are reused by its class alone; another model of the same class needs another "
                        "output file", out_path)

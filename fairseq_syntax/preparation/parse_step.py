@@ -1,7 +1,10 @@
 """Step 1 of ``prepare``: each side's tokens and trees. A syntax side uses ``PREF.LANG.conllu`` when it exists,
 else parses ``PREF.LANG`` with the side's parser into ``WORKDIR/SPLIT.LANG.conllu`` (resumable chunks,
-``--workers`` processes; every parser loaded before any parsing); its tokenised text is the parse's surface
-tokens (or syntactic words with ``--units words``). A side without syntax uses ``PREF.LANG`` as given.
+``--workers`` processes; every parser loaded before any parsing; ``--tokenizer-SIDE kytea`` tokenises with
+KyTea first, ``given`` and ``kytea`` have the parser keep the tokens); its tokenised text is the parse's
+surface tokens (or syntactic words with ``--units words``). A side without syntax is tokenised as its
+``--tokenizer-SIDE`` says (``moses``: sacremoses; ``kytea``; ``parser``: its parser's tokens; ``given`` or
+``auto``: as given), after ``--normalize-SIDE``, as ``--text-only`` makes it (:mod:`.text_only`).
 """
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ from fairseq_syntax.preparation.parse_files import parse_chunked
 from fairseq_syntax.preparation.side_texts import (
     copy_text,
     first_units,
+    kytea_tokens,
+    moses_tokens,
     normalized_text,
     write_tokens,
 )
@@ -88,30 +93,55 @@ def parse_side(args, raw, out, lang, side, shard=None, parsers=None):
 
 
 
+def parsed_for_tokens(args, side, syntax_sides) -> bool:
+    """A side without syntax whose tokens its parser makes (``--tokenizer-SIDE parser``)."""
+    return side not in syntax_sides and getattr(args, f"tokenizer_{side}") == "parser"
+
+
 def sides_to_parse(args, prefixes, syntax_sides):
-    """[(lang, side)] of the syntax sides with a split that has raw text but no CoNLL-U (the parser's work)."""
+    """[(lang, side)] of the sides with a split that has raw text but no CoNLL-U that prepare parses: the syntax
+    sides, and a side without syntax that its parser tokenises."""
     out = []
     for lang, side in ((args.source_lang, "source"), (args.target_lang, "target")):
-        if side in syntax_sides and any(not os.path.exists(f"{pref}.{lang}.conllu") for pref in prefixes):
+        if (side in syntax_sides or parsed_for_tokens(args, side, syntax_sides)) \
+                and any(not os.path.exists(f"{pref}.{lang}.conllu") for pref in prefixes):
             out.append((lang, side))
     return out
 
 
+def kept_tokens_sides(args, syntax_sides) -> str:
+    """``--pretokenized`` with the syntax sides whose tokeniser hands the parser tokens (given, kytea) added:
+    the parser keeps them."""
+    sides = sides_of(args.pretokenized or "none", "--pretokenized")
+    sides |= {side for side in ("source", "target") if side in syntax_sides
+              and getattr(args, f"tokenizer_{side}") in ("given", "kytea")}
+    return ",".join(side for side in ("source", "target") if side in sides)
+
+
 
 def parser_input(args, raw, conllu, split, lang, side, syntax_sides, work):
-    """The text a side's parser reads: ``raw``, Moses-normalised first with ``--normalize-SIDE moses`` (text
-    that prepare parses itself; given tokens and given parses were made so before). A ``--shard`` run and the
-    run that assembles the shards read the same text, so that the second finds the first's chunks."""
-    if getattr(args, f"normalize_{side}") == "moses" and side in syntax_sides and os.path.exists(raw) \
-            and not os.path.exists(conllu):
+    """The text a side's parser (or tokeniser) reads: ``raw``, Moses-normalised first with ``--normalize-SIDE
+    moses``, then KyTea's tokens with ``--tokenizer-SIDE kytea`` (text that prepare parses or tokenises itself;
+    given parses were made so before). A ``--shard`` run and the run that assembles the shards read the same
+    text, so that the second finds the first's chunks."""
+    if not os.path.exists(raw) or os.path.exists(conllu):
+        return raw
+    if getattr(args, f"normalize_{side}") == "moses":
         out = os.path.join(work, f"{split}.normalized.{lang}")
         inputs = {"input": file_sha256(raw), "normalize": "moses", "lang": lang}
-        if vouched(out, inputs):  # made by another shard, or the shards' for the assembling run
-            return out
-        unstamp(out)
-        normalized_text(raw, out, lang)
-        stamp_for(out, inputs)
-        return out
+        if not vouched(out, inputs):  # else made by another shard, or the shards' for the assembling run
+            unstamp(out)
+            normalized_text(raw, out, lang)
+            stamp_for(out, inputs)
+        raw = out
+    if getattr(args, f"tokenizer_{side}") == "kytea":
+        out = os.path.join(work, f"{split}.kytea.{lang}")
+        inputs = {"input": file_sha256(raw), "tokenizer": "kytea"}
+        if not vouched(out, inputs):
+            unstamp(out)
+            kytea_tokens(raw, out)
+            stamp_for(out, inputs)
+        raw = out
     return raw
 
 
@@ -125,17 +155,20 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work, parsers=No
         if os.path.exists(raw):
             raw = first_units(raw, args.train_first, os.path.join(work, f"train.first.{lang}"))
     raw = parser_input(args, raw, conllu, split, lang, side, syntax_sides, work)
-    if side in syntax_sides:
+    tokens = os.path.join(work, f"{split}.tok.{lang}")
+    if side in syntax_sides or (parsed_for_tokens(args, side, syntax_sides) and not os.path.exists(conllu)):
         if not os.path.exists(conllu):
             if not os.path.exists(raw):
                 raise SyntaxDataError(raw, "neither this file nor its .conllu exists")
             out = os.path.join(work, f"{split}.{lang}.conllu")
             parse_side(args, raw, out, lang, side, parsers=parsers)
             conllu = out
-        return write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units,
-                             not args.no_progress), conllu
+        return write_tokens(conllu, tokens, args.units, not args.no_progress), \
+            conllu if side in syntax_sides else None
     if os.path.exists(raw):
-        return copy_text(raw, os.path.join(work, f"{split}.tok.{lang}")), None
+        if getattr(args, f"tokenizer_{side}") == "moses":
+            return moses_tokens(raw, tokens, lang), None
+        return copy_text(raw, tokens), None
     if os.path.exists(conllu):
         return write_tokens(conllu, os.path.join(work, f"{split}.tok.{lang}"), args.units), None
     raise SyntaxDataError(raw, "neither this file nor its .conllu exists")

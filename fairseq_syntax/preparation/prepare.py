@@ -5,25 +5,31 @@ Steps, for each split and side:
 1. syntax sides: use ``PREF.LANG.conllu`` if it exists, else parse
    ``PREF.LANG`` with the chosen parser into ``WORKDIR/SPLIT.LANG.conllu``;
    the tokenised text is the parse's surface tokens (or syntactic words with
-   ``--units words``). Sides without syntax use ``PREF.LANG`` as given
-   (whitespace-tokenised).
+   ``--units words``). Sides without syntax are tokenised as ``--tokenizer-SIDE``
+   says (as given by default);
 2. check that every split has the same number of lines on both sides;
    training pairs may be selected first (``--train-first``, ``--max-words``,
    ``--max-ratio``: the papers' length filters, counted on the tokenised
    text; ``--lang-filter``: language identification) and sides without
    syntax lowercased (``--lowercase``);
 3. learn BPE on train with subword-nmt (joint or separate, N merges) and
-   apply it to every split;
-4. run ``fairseq-preprocess`` on the BPE'd text;
-5. align the trees to the BPE tokens and binarize them next to the tokens.
+   apply it to every split; or SentencePiece (a model learned on the training
+   text or given) on each sentence's raw text (a syntax side: the text its
+   parser read);
+4. run ``fairseq-preprocess`` on the segmented text (a given dictionary that
+   turns too many training tokens into ``<unk>`` stops it here);
+5. align the trees to the subwords (BPE: by re-joining them into the tokens;
+   SentencePiece: by character offsets into the raw sentence) and binarize them
+   next to the tokens.
 
 The command is ``fairseq-syntax-prepare`` (:mod:`fairseq_syntax.cli.prepare`, whose options are the fields
 of the ``args`` these functions take); :func:`prepare` runs it all, one preparation per folder
 (:mod:`.folder_lock`). The steps are modules of this package: :mod:`.parse_step` (1), :mod:`.pair_selection`
-(2), :mod:`.bpe` (3), :mod:`.destdir` (the data-bin folder and fairseq-preprocess, 4), the alignment and
-binarizing of :mod:`fairseq_syntax.data.alignment.binarize` (5), :mod:`.record_step` (the record), :mod:`.shards` (one
-piece of a sharded job); :mod:`.side_texts` their text files. ``--text-only`` stops after step 1 and keeps the text
-for several data-bins (:mod:`.text_only`).
+(2), :mod:`.bpe` or :mod:`.sentencepiece_step` (3; :mod:`.segmentation` the options and checks around them),
+:mod:`.destdir` (the data-bin folder and fairseq-preprocess, 4), the alignment and binarizing of
+:mod:`fairseq_syntax.data.alignment.binarize` (5), :mod:`.record_step` (the record), :mod:`.shards` (one piece of
+a sharded job); :mod:`.side_texts` their text files. ``--text-only`` stops after step 1 and keeps the text for
+several data-bins (:mod:`.text_only`).
 """
 from __future__ import annotations
 
@@ -48,13 +54,16 @@ from fairseq_syntax.preparation.destdir import (
 from fairseq_syntax.preparation.folder_lock import holding
 from fairseq_syntax.preparation.pair_selection import select_training_pairs
 from fairseq_syntax.preparation.parse_step import (
+    kept_tokens_sides,
     load_side_parsers,
     sides_of,
     sides_to_parse,
     tokenised_text,
 )
+from fairseq_syntax.preparation import segmentation
 from fairseq_syntax.preparation.databin_record import UNFINISHED_FILE
 from fairseq_syntax.preparation.record_step import check_text_record, record_existing, write_record
+from fairseq_syntax.preparation.sentencepiece_step import raw_sentences, segment_with_models
 from fairseq_syntax.preparation.shards import prepare_shard
 from fairseq_syntax.preparation.text_only import prepare_text
 from fairseq_syntax.preparation.side_texts import count_lines_of, lowercase_file
@@ -82,20 +91,17 @@ def prepare(args):
     splits = [(s, p) for s, p in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)) if p]
     if getattr(args, "text_only", False):
         check_paths(args, splits, args.workdir, destdir=False)
+        check_unsegmented(args, splits, syntax_sides)
         return prepare_text(args, splits, syntax_sides, args.workdir)
     if getattr(args, "text_record", None):
         check_text_record(args)
-    for side in ("source", "target"):  # a side given as tokens: the normalisation is a statement, not a step
-        if side not in syntax_sides and getattr(args, f"normalize_{side}") != "none" \
-                and getattr(args, f"tokenizer_{side}") == "auto":
-            raise OptionError(f"--normalize-{side} {getattr(args, f'normalize_{side}')}: prepare does not parse or "
-                              f"tokenise the {side} side (not in --syntax), so its text is taken as the tokens given; "
-                              f"the option only records how they were made: name their tokeniser with "
-                              f"--tokenizer-{side} (moses, kytea or given), or normalise and tokenise the text first "
-                              "(prepare --text-only does both)")
+    segmentation.resolve(args)
+    if getattr(args, "text_record", None) is None:  # the syntax sides' tokenisers that hand the parser tokens
+        args.pretokenized = kept_tokens_sides(args, syntax_sides)
     if getattr(args, "record_only", False):
         return record_existing(args, syntax_sides, work, [pref for _, pref in splits])
     check_paths(args, splits if shard is None else splits[:1], work)
+    check_unsegmented(args, splits, syntax_sides)
     if shard is not None:
         os.makedirs(work, exist_ok=True)
         os.makedirs(args.destdir, exist_ok=True)
@@ -105,6 +111,20 @@ def prepare(args):
     with holding([args.destdir, work]):
         _prepare_locked(args, splits, syntax_sides, work, t_start)
 
+
+
+def check_unsegmented(args, splits, syntax_sides):
+    """Before any work: no input of a side that prepare parses or segments holds pieces or BPE marks already."""
+    segments = bool(args.bpe_merges) or segmentation.uses_spm(args)
+    for split, pref in splits:
+        for lang, side in ((args.source_lang, "source"), (args.target_lang, "target")):
+            parsed = side in syntax_sides
+            if not (parsed or segments):
+                continue  # a side taken as its units (--bpe-merges 0, no syntax): its own segmentation
+            what = "the parser would parse" if parsed else "prepare would segment"
+            for path in (f"{pref}.{lang}.conllu", f"{pref}.{lang}"):
+                if os.path.isfile(path):
+                    segmentation.check_not_segmented(path, side, what)
 
 
 def _prepare_locked(args, splits, syntax_sides, work, t_start):
@@ -146,17 +166,28 @@ def _prepare_locked(args, splits, syntax_sides, work, t_start):
         for (split, lang), path in texts.items():
             lowercase_file(path)
 
-    bpe_paths, codes = learn_and_apply_bpe(args, texts, work, progress=not args.no_progress)
+    raw = {}  # SentencePiece: what it reads of each side (a syntax side: the text its parser read)
+    if segmentation.uses_spm(args):
+        for (split, lang), path in texts.items():
+            conllu = conllus[(split, lang)]
+            raw[(split, lang)] = raw_sentences(conllu, os.path.join(work, f"{split}.raw.{lang}")) \
+                if conllu is not None else path
+        bpe_paths, spm_models = segment_with_models(args, raw, work, progress=not args.no_progress)
+        codes = {}
+    else:
+        bpe_paths, codes = learn_and_apply_bpe(args, texts, work, progress=not args.no_progress)
+        spm_models = {}
     stop_here_for_tests("bpe")
 
     cmd = ["--source-lang", src, "--target-lang", tgt, "--destdir", args.destdir, "--workers", str(args.workers),
            "--dataset-impl", "mmap"]
     for split, _ in splits:
-        cmd += [f"--{split}pref", os.path.join(work, f"{split}.bpe")]
-    if not args.separate_bpe:
+        cmd += [f"--{split}pref", os.path.join(work, f"{split}.{'spm' if spm_models else 'bpe'}")]
+    if segmentation.joined_dictionary(args):
         cmd.append("--joined-dictionary")
-    cmd += args.preprocess_args.split()
+    cmd += segmentation.dictionary_options(args) + args.preprocess_args.split()
     fairseq_preprocess(cmd)
+    segmentation.check_unk_rate(args, args.destdir)
     stop_here_for_tests("tokens")
 
     for split, _ in splits:
@@ -167,9 +198,10 @@ def _prepare_locked(args, splits, syntax_sides, work, t_start):
             align_and_binarize(conllus[(split, lang)], bpe_paths[(split, lang)], args.destdir, split, src, tgt,
                                lang, args.units, text_prefix=os.path.join(work, f"{split}.{lang}"),
                                progress=not args.no_progress,
-                               total=None if args.no_progress else count_lines_of(bpe_paths[(split, lang)]))
+                               total=None if args.no_progress else count_lines_of(bpe_paths[(split, lang)]),
+                               raw=raw.get((split, lang)), spm_model=spm_models.get(lang))
             stop_here_for_tests(f"syntax {split} {lang}")
-    write_record(args, syntax_sides, codes, [side for _, side in to_parse])
+    write_record(args, syntax_sides, codes, [side for _, side in to_parse], spm_models)
     os.remove(unfinished)
     logger.info("prepared %s in %.1fs", args.destdir, time.perf_counter() - t_start)
     print(f"data-bin ready: {args.destdir}")

@@ -42,6 +42,8 @@ def language_record(args, lang, side, syntax_sides, parsed_here):
     tokenizer = getattr(args, f"tokenizer_{side}")
     if tokenizer == "auto":
         tokenizer = "parser" if parser is not None and side in syntax_sides and not pretokenized else "given"
+    elif tokenizer == "moses" and parsed_here and side in syntax_sides:
+        tokenizer = "parser"  # a syntax side's parser tokenised the normalised text (as --text-only records it)
     norm = getattr(args, f"normalize_{side}")
     return LanguageRecord(tokenizer=tokenizer, normalize=None if norm == "none" else norm,
                           lowercase=bool(args.lowercase), units=args.units, parser=parser)
@@ -95,9 +97,27 @@ def recheck_text(args):
                               "its folder?): run this prepare again once that one has finished")
 
 
-def write_record(args, syntax_sides, codes, parsed_sides=()):
-    """DESTDIR/preparation.json, and the BPE codes beside it (what decoding raw text needs); ``parsed_sides``:
-    the sides prepare parsed itself. With --text-record, the text is checked first (:func:`recheck_text`)."""
+def spm_entries(args, models) -> dict:
+    """Each language's SentencePiece model copied into the data-bin (``spm.model`` for one model of both,
+    ``spm.LANG.model`` each otherwise) and its record entry (:mod:`.databin_record`)."""
+    from fairseq_syntax.data.alignment.piece_align import load_sentencepiece
+
+    joint = len(set(models.values())) == 1 and len(models) == 2
+    out = {}
+    for lang, path in models.items():
+        name = "spm.model" if joint else f"spm.{lang}.model"
+        dest = os.path.join(args.destdir, name)
+        shutil.copyfile(path, temporary_name(dest))
+        replace_file(temporary_name(dest), dest)
+        out[lang] = {"file": name, "sha256": file_sha256(dest), "pieces": load_sentencepiece(dest).get_piece_size(),
+                     "source": None if args.spm_vocab_size else os.path.abspath(path)}
+    return out
+
+
+def write_record(args, syntax_sides, codes, parsed_sides=(), spm_models=None):
+    """DESTDIR/preparation.json, and the BPE codes or SentencePiece models beside it (what decoding raw text
+    needs); ``parsed_sides``: the sides prepare parsed itself. With --text-record, the text is checked first
+    (:func:`recheck_text`)."""
     recheck_text(args)
     languages = {lang: language_record(args, lang, side, syntax_sides, side in parsed_sides)
                  for lang, side in ((args.source_lang, "source"), (args.target_lang, "target"))}
@@ -108,7 +128,9 @@ def write_record(args, syntax_sides, codes, parsed_sides=()):
         shutil.copyfile(path, temporary_name(dest))
         replace_file(temporary_name(dest), dest)
         bpe[lang] = name
-    return PreparationRecord(languages=languages, bpe=bpe or None, bpe_merges=args.bpe_merges).save(args.destdir)
+    spm = spm_entries(args, spm_models) if spm_models else None
+    return PreparationRecord(languages=languages, bpe=bpe or None, bpe_merges=args.bpe_merges,
+                             spm=spm).save(args.destdir)
 
 
 

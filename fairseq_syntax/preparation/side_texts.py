@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import shutil
+import subprocess
 
 from tqdm import tqdm
 
@@ -16,7 +18,7 @@ from fairseq_syntax.durable_files import (
     replace_file,
     temporary_name,
 )
-from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.text_reading import count_lines, open_text
 
 logger = logging.getLogger(__name__)
@@ -134,3 +136,17 @@ def moses_tokens(raw, out, lang):
     tok = MosesTokenizer(lang)
     return map_lines(raw, out, lambda line: tok.tokenize(line, aggressive_dash_splits=True, escape=True,
                                                          return_str=True))
+
+
+def kytea_tokens(raw, out):
+    """``kytea -notags`` over ``raw`` into ``out``, one line per line."""
+    if shutil.which("kytea") is None:
+        raise OptionError("--tokenizer kytea: no kytea on PATH (install KyTea, or give the text tokenised with "
+                          "--tokenizer given)")
+    tmp = temporary_name(out)
+    with open(raw, "rb") as fin, open(tmp, "wb") as fout:
+        done = subprocess.run(["kytea", "-notags"], stdin=fin, stdout=fout, stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        remove_file(tmp)
+        raise SyntaxDataError(raw, f"kytea -notags failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
+    return replace_file(tmp, out)

@@ -27,7 +27,6 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 
 from fairseq_syntax.durable_files import (
     atomic_write,
@@ -43,7 +42,13 @@ from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.parsing.identity import parser_identity
 from fairseq_syntax.preparation.folder_lock import holding
 from fairseq_syntax.preparation.parse_step import load_side_parsers, parse_side, side_parser_spec
-from fairseq_syntax.preparation.side_texts import first_units, moses_tokens, normalized_text, remove_file
+from fairseq_syntax.preparation.side_texts import (
+    first_units,
+    kytea_tokens,
+    moses_tokens,
+    normalized_text,
+    remove_file,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -79,20 +84,6 @@ def language_entry(args, lang, side, plan, given_conllu):
     norm = getattr(args, f"normalize_{side}")
     return {"tokenizer": tokenizer, "normalize": None if norm == "none" else norm, "parser": parser,
             "pretokenized": bool(pretokenized and parser)}
-
-
-def kytea_tokens(raw, out):
-    """``kytea -notags`` over ``raw`` into ``out``, one line per line."""
-    if shutil.which("kytea") is None:
-        raise OptionError("--tokenizer kytea: no kytea on PATH (install KyTea, or give the text tokenised with "
-                          "--tokenizer given)")
-    tmp = temporary_name(out)
-    with open(raw, "rb") as fin, open(tmp, "wb") as fout:
-        done = subprocess.run(["kytea", "-notags"], stdin=fin, stdout=fout, stderr=subprocess.PIPE)
-    if done.returncode != 0:
-        remove_file(tmp)
-        raise SyntaxDataError(raw, f"kytea -notags failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
-    return replace_file(tmp, out)
 
 
 def copy_durably(src, out):

@@ -13,7 +13,8 @@ from fairseq_syntax.errors import SyntaxDataError
 SAVED_SYNTAX_OPTIONS = "fairseq_syntax_options"
 #: task_state key: a digest of each dictionary the model was trained with (its token and label indices)
 SAVED_DICTIONARIES = "fairseq_syntax_dictionaries"
-#: task_state key: the SHA-256 of each language's BPE codes in the preparation record the model was trained with
+#: task_state key: the SHA-256 of each language's BPE codes (or SentencePiece model) in the preparation record the
+#: model was trained with
 SAVED_BPE_CODES = "fairseq_syntax_bpe_codes"
 
 
@@ -41,14 +42,14 @@ def check_dictionaries(saved, mine: dict, data_dir: str) -> None:
 
 
 def codes_digests(record, langs, data_dir: str) -> dict:
-    """Language -> the SHA-256 of its BPE codes in the preparation record ``record`` ({} without a record or
-    BPE): raw input decoded later must be segmented with these codes."""
+    """Language -> the SHA-256 of the file that segments it in the preparation record ``record``: its BPE codes or
+    its SentencePiece model ({} without a record or segmentation): raw input decoded later must be segmented
+    with these."""
     from fairseq_syntax.durable_files import file_sha256
 
     out = {}
-    for lang in langs:
-        path = (record.bpe_codes(lang, data_dir, check_trained=False)
-                if record is not None and record.bpe and lang in record.bpe else None)
+    for lang in langs if record is not None else ():
+        path = record.segmentation_file(lang, data_dir)
         if path:
             out[lang] = file_sha256(path)
     return out

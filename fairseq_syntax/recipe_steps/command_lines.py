@@ -9,6 +9,8 @@ Only the standard library: a script's own process stays light while its commands
 import os
 from typing import Dict, List, Sequence, Tuple
 
+from fairseq_syntax.preparation.databin_record import language_option, target_in_pieces
+
 #: the plugin's folder, given to every command as ``--user-dir``
 USER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: the size of the small CPU runs (demo, fidelity, UD PUD UAS): 3+3 layers, d 128, FFN 256, 4 heads (the recipes'
@@ -29,9 +31,11 @@ def train_command(data: str, save_dir: str, options: Sequence[str]) -> List[str]
 
 
 def generate_command(data: str, checkpoint: str, options: Sequence[str]) -> List[str]:
-    """fairseq-generate of the test split with the plugin, BPE removed."""
+    """fairseq-generate of the test split with the plugin, BPE removed (SentencePiece's pieces joined, where the
+    data-bin's record says that SentencePiece segments the target language)."""
     return ["fairseq-generate", data, "--user-dir", USER_DIR, *_task(options), "--path", checkpoint,
-            "--remove-bpe", *options]
+            "--remove-bpe", *(["sentencepiece"] if target_in_pieces(data.split(os.pathsep)[0], language_option(
+                options)) else []), *options]
 
 
 def induce_command(data: str, checkpoint: str, prefix: str, options: Sequence[str]) -> List[str]:

@@ -36,10 +36,12 @@ def binarize_corpus(corpus, destdir, split, src, tgt, lang, label_dict_path=None
 
 
 def align_and_binarize(conllu, bpe, destdir, split, src, tgt, lang, units="auto", text_prefix=None,
-                       progress=True, label_dict_path=None, total=None):
+                       progress=True, label_dict_path=None, total=None, raw=None, spm_model=None):
     """Align a CoNLL-U file to its BPE'd text and binarize the result next to the tokens, streaming (memory
-    does not grow with the corpus); same files as align_corpus + binarize_corpus. Returns the label
-    dictionary used."""
+    does not grow with the corpus); same files as align_corpus + binarize_corpus. With ``raw`` (each
+    sentence's raw text, a line each), ``bpe`` holds SentencePiece pieces of that text, aligned by character
+    offsets (:mod:`.piece_align`; ``spm_model``: the model that made them, for sentences it normalised).
+    Returns the label dictionary used."""
     from fairseq.data import Dictionary
 
 
@@ -48,8 +50,15 @@ def align_and_binarize(conllu, bpe, destdir, split, src, tgt, lang, units="auto"
     label_dict = Dictionary.load(label_dict_path) if os.path.exists(label_dict_path) else None
     prefix = syntax_io.syntax_prefix(destdir, split, src, tgt, lang)
     writer = syntax_io.StreamingSyntaxWriter(prefix, text_prefix)
+    if raw is not None:
+        from fairseq_syntax.data.alignment.piece_align import iter_piece_aligned_blocks, load_sentencepiece
+
+        blocks = iter_piece_aligned_blocks(conllu, raw, bpe, load_sentencepiece(spm_model) if spm_model else None,
+                                           progress=progress, total=total)
+    else:
+        blocks = iter_aligned_blocks(conllu, bpe, units, progress=progress, total=total)
     try:
-        for block in iter_aligned_blocks(conllu, bpe, units, progress=progress, total=total):
+        for block in blocks:
             writer.add_block(block)
     except BaseException:
         writer.close()

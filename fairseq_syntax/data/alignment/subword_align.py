@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -121,13 +121,16 @@ def _mismatch(where, sent, joined, expected, what):
 @dataclass
 class AlignedBlock:
     """Per-subword (word, head, label) of consecutive sentences, flat: sentence k's subwords are the
-    ``sizes[k]`` entries after those of the sentences before it; ``label`` indexes ``label_names``."""
+    ``sizes[k]`` entries after those of the sentences before it; ``label`` indexes ``label_names``.
+    ``first_word``: the 0-based index of the first parser word of each subword's unit (a unit is a word, a
+    multiword token, or the words that share a SentencePiece piece), which the aligned-tree view names units by."""
 
     word: np.ndarray
     head: np.ndarray
     label: np.ndarray
     label_names: List[str]
     sizes: np.ndarray
+    first_word: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return len(self.sizes)
@@ -143,12 +146,25 @@ class AlignedBlock:
             a += n
 
     @classmethod
-    def from_sentences(cls, aligned) -> "AlignedBlock":
+    def from_sentences(cls, aligned, first_words=None) -> "AlignedBlock":
+        """From (word, head, label) per sentence (:func:`align_sentence`), and each sentence's first words."""
         names, labels = _local_ids([x for _, _, label in aligned for x in label])
         n = len(labels)
+        first = None if first_words is None else np.fromiter((f for fw in first_words for f in fw), np.int32, n)
         return cls(np.fromiter((w for word, _, _ in aligned for w in word), np.int32, n),
                    np.fromiter((h for _, head, _ in aligned for h in head), np.int32, n),
-                   labels, names, np.array([len(word) for word, _, _ in aligned], dtype=np.int64))
+                   labels, names, np.array([len(word) for word, _, _ in aligned], dtype=np.int64), first)
+
+
+def first_words_of(sent: Sentence, word: List[int], units: str) -> List[int]:
+    """The 0-based first parser word of each subword's unit (``word``: 1-based units, as aligned): the unit
+    itself where units are words, a multiword token's first word where they are surface tokens."""
+    if units == "words" or not sent.has_multiword_tokens():
+        return [w - 1 for w in word]
+    first = {}
+    for k, t in enumerate(sent.token_of_word):
+        first.setdefault(t, k)
+    return [first[w - 1] for w in word]
 
 
 def _local_ids(labels: List[str]):
@@ -200,7 +216,7 @@ def iter_aligned_blocks(conllu_path: str, bpe_path: str, units: str = "auto", ma
 
 def _align_sentences(sents, bpe_lines, lineno, conllu_path, bpe_path, units, marker):
     """Align sentence by sentence, one BPE line each; returns (AlignedBlock, BPE lines consumed so far)."""
-    out = []
+    out, firsts = [], []
     for sent in sents:
         line = next(bpe_lines, None)
         if line is None:
@@ -209,8 +225,17 @@ def _align_sentences(sents, bpe_lines, lineno, conllu_path, bpe_path, units, mar
                 f"(the sentence at line {sent.line} has no text line)"
             )
         lineno += 1
-        out.append(align_sentence(sent, line, f"{bpe_path}:{lineno}", units, marker))
-    return AlignedBlock.from_sentences(out), lineno
+        aligned = align_sentence(sent, line, f"{bpe_path}:{lineno}", units, marker)
+        out.append(aligned)
+        firsts.append(first_words_of(sent, aligned[0], _units_of(sent, line, units, marker)))
+    return AlignedBlock.from_sentences(out, firsts), lineno
+
+
+def _units_of(sent: Sentence, line: str, units: str, marker: str) -> str:
+    """The units a BPE line was aligned to (``auto`` resolved as :func:`align_sentence` resolves it)."""
+    if units != "auto":
+        return units
+    return "surface" if split_subwords(line, marker)[1] == sent.tokens else "words"
 
 
 def _canonical(text: str, marker: str) -> bool:
@@ -231,7 +256,7 @@ def _align_columns(block, lines: List[str], units: str, marker: str):
 
     if not len(block):
         empty = np.zeros(0, np.int32)
-        return AlignedBlock(empty, empty, empty, [], np.zeros(0, np.int64))
+        return AlignedBlock(empty, empty, empty, [], np.zeros(0, np.int64), empty)
     text = "".join(lines)
     if not text.endswith("\n"):  # the file's last line
         text += "\n"
@@ -286,8 +311,18 @@ def _align_columns(block, lines: List[str], units: str, marker: str):
     if unit[-1] + 1 != unit_starts[-1]:
         return None
     counts = np.diff(np.flatnonzero(newline), prepend=-1)
-    return AlignedBlock((unit - unit_starts[sentence] + 1).astype(np.int32), heads[unit].astype(np.int32),
-                        labels[unit], names, counts.astype(np.int64))
+    local = (unit - unit_starts[sentence]).astype(np.int32)
+    first_word = local.copy()
+    if surface:  # a multiword token is named by its first word
+        sub_starts = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=sub_starts[1:])
+        for k in surface:
+            token_of_word = block.multiword[k][1]
+            first = np.searchsorted(np.asarray(token_of_word), np.arange(token_of_word[-1] + 1))
+            a, b = sub_starts[k], sub_starts[k + 1]
+            first_word[a:b] = first[local[a:b]]
+    return AlignedBlock(local + 1, heads[unit].astype(np.int32), labels[unit], names, counts.astype(np.int64),
+                        first_word)
 
 
 def iter_aligned(conllu_path: str, bpe_path: str, units: str = "auto", marker: str = "@@", progress: bool = True):

@@ -17,6 +17,10 @@ datasets named after the token datasets of fairseq-preprocess::
 
 Each syntax item has exactly one entry per BPE token, i.e. one fewer than
 the token item (fairseq appends EOS); :func:`check_sizes` enforces this.
+
+Beside them ``prepare`` writes ``DEST/{split}.{src}-{tgt}.{lang}.firstwords.{bin,idx}`` (int32): the 0-based index
+of the first parser word of each subword's unit (a unit is a word, a multiword token, or words that share a
+SentencePiece piece), which ``fairseq-syntax-inspect`` names units by; training does not read it.
 """
 from __future__ import annotations
 
@@ -32,6 +36,8 @@ from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.text_reading import open_text
 
 FIELDS = ("words", "heads", "labels")
+#: the per-subword first parser word of its unit (the aligned-tree view's names of units; not read in training)
+FIRST_WORDS = "firstwords"
 logger = logging.getLogger(__name__)
 
 
@@ -171,6 +177,8 @@ class StreamingSyntaxWriter:
         self.tmp = {f: open(f"{prefix}.{f}.bin.tmp", "wb") for f in FIELDS}
         self.text = {f: open(f"{text_prefix}.{f}", "w", encoding="utf-8") for f in FIELDS} if text_prefix else None
         self.buf = {f: array("i") for f in FIELDS}
+        self.first = open(f"{prefix}.{FIRST_WORDS}.bin.tmp", "wb")  # while every block carries its first words
+        self.first_buf = array("i")
         self.label_ids = {}
         self.counts = np.zeros(0, dtype=np.int64)
         self.sizes = array("i")
@@ -183,6 +191,7 @@ class StreamingSyntaxWriter:
         self.buf["words"].extend(word)
         self.buf["heads"].extend(head)
         self.buf["labels"].extend([ids[x] for x in label])
+        self._no_first_words()
         self.sizes.append(len(word))
         if self.text:
             self.text["words"].write(" ".join(map(str, word)) + "\n")
@@ -202,6 +211,10 @@ class StreamingSyntaxWriter:
         self.buf["words"].frombytes(block.word.astype(np.int32).tobytes())
         self.buf["heads"].frombytes(block.head.astype(np.int32).tobytes())
         self.buf["labels"].frombytes(labels.tobytes())
+        if block.first_word is None:
+            self._no_first_words()
+        elif self.first is not None:
+            self.first_buf.frombytes(block.first_word.astype(np.int32).tobytes())
         self.sizes.frombytes(block.sizes.astype(np.int32).tobytes())
         if self.text:
             last = np.zeros(len(block.word), dtype=bool)
@@ -221,10 +234,21 @@ class StreamingSyntaxWriter:
         for f in FIELDS:
             self.tmp[f].write(self.buf[f].tobytes())
             self.buf[f] = array("i")
+        if self.first is not None:
+            self.first.write(self.first_buf.tobytes())
+            self.first_buf = array("i")
+
+    def _no_first_words(self):
+        """A sentence given without its first words: the data-bin gets no first-words dataset."""
+        if self.first is not None:
+            self.first.close()
+            os.remove(self.first.name)
+            self.first = None
 
     def close(self):
-        for fh in list(self.tmp.values()) + list((self.text or {}).values()):
-            fh.close()
+        for fh in list(self.tmp.values()) + list((self.text or {}).values()) + [self.first]:
+            if fh is not None:
+                fh.close()
 
     def label_counts(self) -> dict:
         self._flush()
@@ -256,7 +280,11 @@ class StreamingSyntaxWriter:
                 fout.write(mapping[np.frombuffer(block, dtype=np.int32)].astype(np.int32).tobytes())
         os.replace(tmp_labels + ".mapped", tmp_labels)
         sizes = np.frombuffer(self.sizes, dtype=np.int32) if len(self.sizes) else np.zeros(0, np.int32)
-        for f in FIELDS:
+        fields = FIELDS + ((FIRST_WORDS,) if self.first is not None else ())
+        for ext in (".bin", ".idx") if self.first is None else ():  # an earlier run's, of other sentences
+            if os.path.exists(f"{self.prefix}.{FIRST_WORDS}{ext}"):
+                os.remove(f"{self.prefix}.{FIRST_WORDS}{ext}")
+        for f in fields:
             write_mmap_index(f"{self.prefix}.{f}.idx", sizes)
             os.replace(f"{self.prefix}.{f}.bin.tmp", f"{self.prefix}.{f}.bin")
             write_boundary(f"{self.prefix}.{f}.bin")

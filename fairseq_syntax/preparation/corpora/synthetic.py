@@ -193,6 +193,8 @@ def generate_corpus(
             with open(os.path.join(out_dir, f"{split}.{lang}"), "w", encoding="utf-8") as f:
                 for s in sents:
                     f.write(" ".join(s.words) + "\n")
+            for sent in sents:  # its text, as treebanks give it (what SentencePiece cuts)
+                sent.comments = [f"# text = {' '.join(sent.words)}"]
             with open(os.path.join(out_dir, f"{split}.{lang}.conllu"), "w", encoding="utf-8") as f:
                 write_conllu(sents, f)
     return dict(sizes)

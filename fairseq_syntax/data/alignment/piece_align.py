@@ -1,0 +1,415 @@
+"""SentencePiece pieces aligned to a dependency tree by character offsets into the raw sentence.
+
+SentencePiece segments the raw sentence (``▁`` marks a word start), the parser tokenises it its own way, so a
+piece may cut across the parser's words ("don't": ``▁don`` ``'t`` against UDPipe's ``do`` ``n't``) and
+Japanese has no spaces to agree on. Both are placed in the raw sentence by character offsets (the parser's
+surface tokens by :mod:`.word_offsets`; the pieces by SentencePiece's own offsets, or, where it left the text
+as it was, by their characters) and combined by the rule of docs/design.md ("SentencePiece units"):
+
+* a piece belongs to the token that holds its first non-space character; a piece that is only ``▁`` goes with
+  the next one;
+* tokens that share a piece (a piece whose characters reach into the next token), and a token that no piece
+  belongs to, become one *unit* with their neighbour;
+* a unit's head is the head of its member nearest the root (the first of them on ties: the member whose own
+  head lies outside the unit), its label that member's, as multiword tokens are collapsed
+  (:func:`fairseq_syntax.data.trees.tree.token_tree`), so the units form a tree again.
+
+Each piece gets what a BPE subword gets (:mod:`.subword_align`): its unit (1-based), the unit's head unit (0 =
+root) and label, and in addition the unit's first parser word (0-based), which the aligned-tree view names a
+unit by. Every parent strategy and depth then works as it does for BPE.
+
+:func:`units_from_spans` is the rule, for many sentences at once (array operations, no loop over sentences or
+characters). :func:`iter_piece_aligned_blocks` feeds it a CoNLL-U file's blocks: where a sentence's tokens and
+pieces spell its raw text exactly (whitespace aside), their spans come from their lengths alone, for the whole
+block at once; the other sentences (a re-written word, text that SentencePiece normalised) are located one by
+one. :func:`align_sentence_pieces` does one sentence (decoding raw text).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from fairseq_syntax.data.alignment.subword_align import AlignedBlock
+from fairseq_syntax.data.alignment.word_offsets import WordNotFound, locate_tokens
+from fairseq_syntax.data.trees.conllu_blocks import ColumnBlock, read_blocks
+from fairseq_syntax.errors import SyntaxDataError
+from fairseq_syntax.text_reading import open_text
+
+#: SentencePiece's word-start mark (U+2581), which stands for the whitespace before a piece
+MARK = "\u2581"
+
+
+def load_sentencepiece(path: str):
+    """A ``SentencePieceProcessor`` of the model file ``path``; one line naming the file when it is not one."""
+    import sentencepiece as spm
+
+    try:
+        return spm.SentencePieceProcessor(model_file=path)
+    except (OSError, RuntimeError) as e:
+        raise SyntaxDataError(path, f"not a SentencePiece model ({' '.join(str(e).split())[:200]})") from None
+
+
+@dataclass
+class TreeArrays:
+    """The trees of consecutive sentences over their words, flat (sentence k's words follow the words of the
+    sentences before it): ``heads`` 1-based within the sentence (0 = root), ``depths`` arcs to the root,
+    ``labels`` ids into ``label_names``; ``tokens`` the surface tokens per sentence and ``token_of_word`` each
+    word's 0-based token within its sentence (a multiword token covers several words)."""
+
+    word_sizes: np.ndarray
+    heads: np.ndarray
+    depths: np.ndarray
+    labels: np.ndarray
+    label_names: List[str]
+    tokens: List[List[str]]
+    token_of_word: np.ndarray
+
+
+def units_from_spans(trees: TreeArrays, token_start, token_end, piece_sizes, piece_start, piece_end) -> AlignedBlock:
+    """Per piece: unit, head unit, label and first word (the rule of the module docstring) for many sentences.
+
+    ``token_start`` / ``token_end``: each surface token's characters ``[start, end)``, ``piece_start`` the first
+    non-space character of each piece (a piece that is only ``▁``: the next piece's), ``piece_end`` the end of
+    its characters; all as keys that order the block (a sentence's offsets plus its index times a stride larger
+    than any sentence), so no span reaches into another sentence. ``piece_sizes``: pieces per sentence (each
+    sentence has at least one)."""
+    n = len(trees.word_sizes)
+    tok_sizes = np.array([len(t) for t in trees.tokens], dtype=np.int64)
+    tok_first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(tok_sizes, out=tok_first[1:])
+    piece_sent = np.repeat(np.arange(n), piece_sizes)
+    # a piece belongs to the token holding its first character (in a gap: the next token; after the last: the last)
+    token_of_piece = np.minimum(np.searchsorted(token_end, piece_start, "right"), tok_first[1:][piece_sent] - 1)
+    # token t is merged with t - 1 when the piece holding t - 1's last character reaches into t
+    starts_sentence = np.zeros(len(token_start), dtype=bool)
+    starts_sentence[tok_first[:-1][tok_sizes > 0]] = True
+    holder = np.maximum(np.searchsorted(piece_start, token_end - 1, "right") - 1, 0)
+    shared = np.zeros(len(token_start), dtype=bool)
+    shared[1:] = piece_end[holder[:-1]] > token_start[1:]
+    new_unit = starts_sentence | ~shared
+    unit_of_token = np.cumsum(new_unit) - 1
+    for _ in range(int(tok_sizes.max(initial=0)) + 1):  # a unit no piece belongs to joins its neighbour
+        unit_of_piece = unit_of_token[token_of_piece]
+        empty = np.bincount(unit_of_piece, minlength=int(unit_of_token[-1]) + 1 if len(unit_of_token) else 0) == 0
+        if not empty.any():
+            break
+        first_token = np.flatnonzero(new_unit)  # each unit's first token
+        for u in np.flatnonzero(empty).tolist():
+            t = first_token[u]
+            if not starts_sentence[t]:
+                new_unit[t] = False  # into the unit before it
+            elif u + 1 < len(first_token) and not starts_sentence[first_token[u + 1]]:
+                new_unit[first_token[u + 1]] = False  # a sentence's first unit takes the one after it
+        unit_of_token = np.cumsum(new_unit) - 1
+    unit_of_piece = unit_of_token[token_of_piece]
+    # the units' tree: each unit's member nearest the root (first on ties) gives its head and label
+    word_first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(trees.word_sizes, out=word_first[1:])
+    word_sent = np.repeat(np.arange(n), trees.word_sizes)
+    unit_of_word = unit_of_token[tok_first[:-1][word_sent] + trees.token_of_word]
+    order = np.lexsort((np.arange(len(unit_of_word)), trees.depths, unit_of_word))
+    grouped = unit_of_word[order]
+    rep = order[np.r_[True, grouped[1:] != grouped[:-1]]] if len(order) else order
+    unit_sent = word_sent[rep]
+    unit_base = unit_of_word[word_first[:-1]] if n else np.zeros(0, np.int64)  # each sentence's first unit
+    rep_head = trees.heads[rep].astype(np.int64)
+    head_word = word_first[:-1][unit_sent] + np.maximum(rep_head, 1) - 1
+    unit_head = np.where(rep_head > 0, unit_of_word[head_word] - unit_base[unit_sent] + 1, 0)
+    first_words = np.flatnonzero(np.r_[True, unit_of_word[1:] != unit_of_word[:-1]]) if len(unit_of_word) else rep
+    unit_first_word = first_words - word_first[:-1][word_sent[first_words]]
+    unit_local = np.arange(len(rep)) - unit_base[unit_sent]
+    return AlignedBlock((unit_local[unit_of_piece] + 1).astype(np.int32), unit_head[unit_of_piece].astype(np.int32),
+                        trees.labels[rep][unit_of_piece].astype(np.int32), list(trees.label_names),
+                        np.asarray(piece_sizes, dtype=np.int64), unit_first_word[unit_of_piece].astype(np.int32))
+
+
+# --- the spans of one sentence, located ---------------------------------------------------------------------------
+def plain_piece_spans(pieces: Sequence[str], raw: str) -> Optional[Tuple[List[int], List[int]]]:
+    """(first non-space character, end) of each piece in ``raw`` when the pieces' characters are the raw text's
+    (SentencePiece changed nothing but whitespace), else None."""
+    starts: List[int] = []
+    ends: List[int] = []
+    pos, n = 0, len(raw)
+    for piece in pieces:
+        text = piece.replace(MARK, "")
+        if not text:
+            starts.append(-1)  # only the mark: the next piece's start
+            ends.append(-1)
+            continue
+        while pos < n and raw[pos].isspace():
+            pos += 1
+        if not raw.startswith(text, pos):
+            return None
+        starts.append(pos)
+        ends.append(pos + len(text))
+        pos += len(text)
+    return _fill_marks(starts, ends, n)
+
+
+def proto_piece_spans(proto, raw: str) -> Tuple[List[str], List[int], List[int]]:
+    """(pieces, first non-space character, end) of SentencePiece's encoding of ``raw`` with offsets (a
+    ``SentencePieceText``: ``encode(raw, out_type="proto")``; its offsets are UTF-8 bytes of the text it was
+    given, ``surface`` the piece's raw characters)."""
+    char_at = {0: 0}
+    b = 0
+    for k, ch in enumerate(raw):
+        b += len(ch.encode("utf-8"))
+        char_at[b] = k + 1
+    pieces, starts, ends = [], [], []
+    for p in proto.pieces:
+        pieces.append(p.piece)
+        surface = p.surface
+        lead = len(surface) - len(surface.lstrip())
+        begin, end = char_at.get(p.begin), char_at.get(p.end)
+        if begin is None or end is None or lead == len(surface):
+            starts.append(-1)
+            ends.append(-1)
+            continue
+        starts.append(begin + lead)
+        ends.append(end)
+    starts, ends = _fill_marks(starts, ends, len(raw))
+    return pieces, starts, ends
+
+
+def _fill_marks(starts, ends, n):
+    """A piece without characters (-1) takes the start of the next piece that has some (the end of the text
+    after the last), and ends there."""
+    nxt = n
+    for k in range(len(starts) - 1, -1, -1):
+        if starts[k] < 0:
+            starts[k] = ends[k] = nxt
+        else:
+            nxt = starts[k]
+    return starts, ends
+
+
+@dataclass
+class SentenceSpans:
+    """One sentence's surface tokens and pieces located in its raw text (character offsets)."""
+
+    token_start: List[int]
+    token_end: List[int]
+    piece_start: List[int]
+    piece_end: List[int]
+
+
+def locate_sentence(tokens: Sequence[str], raw: str, pieces: Sequence[str], spm=None) -> SentenceSpans:
+    """The spans of one sentence: its tokens located in ``raw`` (:func:`locate_tokens`; :class:`WordNotFound`
+    when one is not there), its pieces by their characters or, where SentencePiece normalised the text, by the
+    offsets of the model ``spm`` (a ``SentencePieceProcessor``), whose encoding of ``raw`` must be ``pieces``
+    (:class:`PiecesDiffer` otherwise; :class:`NeedsModel` without a model)."""
+    token_start, token_end = locate_tokens(raw, tokens)
+    spans = plain_piece_spans(pieces, raw)
+    if spans is None:
+        if spm is None:
+            raise NeedsModel()
+        made, starts, ends = proto_piece_spans(spm.encode(raw, out_type="proto"), raw)
+        if made != list(pieces):
+            raise PiecesDiffer(made)
+        spans = starts, ends
+    return SentenceSpans(token_start, token_end, *spans)
+
+
+class NeedsModel(ValueError):
+    """The pieces do not spell the raw text (SentencePiece normalised it): only the model's offsets place them."""
+
+
+class PiecesDiffer(ValueError):
+    """The model's encoding of the raw text is not the given pieces."""
+
+    def __init__(self, made):
+        self.made = made
+        super().__init__(f"the model makes {' '.join(made[:12])!r} of it")
+
+
+def align_sentence_pieces(sent, raw: str, pieces: Sequence[str], spm=None, where: str = "input"):
+    """Per piece (unit, head unit, label, first word) of one :class:`~fairseq_syntax.data.trees.conllu.Sentence`
+    whose raw text is ``raw`` and whose SentencePiece pieces are ``pieces``; errors name ``where``."""
+    from fairseq_syntax.data.trees.tree import word_depths
+
+    if not pieces:
+        raise SyntaxDataError(where, f"no pieces, but the parse has {len(sent.words)} words")
+    try:
+        spans = locate_sentence(sent.tokens, raw, pieces, spm)
+    except (WordNotFound, NeedsModel, PiecesDiffer) as e:
+        raise SyntaxDataError(where, _explain(e)) from None
+    names = list(dict.fromkeys(sent.labels))
+    trees = TreeArrays(np.array([len(sent.words)]), np.asarray(sent.heads, np.int64),
+                       np.asarray(word_depths(sent.heads), np.int64),
+                       np.array([names.index(x) for x in sent.labels], np.int32), names, [list(sent.tokens)],
+                       np.asarray(sent.token_of_word, np.int64))
+    block = units_from_spans(trees, *(np.asarray(x, np.int64) for x in (spans.token_start, spans.token_end)),
+                             np.array([len(pieces)]), np.asarray(spans.piece_start, np.int64),
+                             np.asarray(spans.piece_end, np.int64))
+    return (block.word.tolist(), block.head.tolist(), [names[i] for i in block.label.tolist()],
+            block.first_word.tolist())
+
+
+def _explain(e) -> str:
+    if isinstance(e, WordNotFound):
+        return f"{e}: the parse's words and its raw text differ (give the text the parser read)"
+    if isinstance(e, NeedsModel):
+        return ("the pieces do not spell the raw sentence (SentencePiece normalised it): aligning them needs the "
+                "SentencePiece model's offsets")
+    return f"the pieces are not the SentencePiece model's encoding of the raw sentence ({e})"
+
+
+# --- a CoNLL-U file with its raw text and pieces ------------------------------------------------------------------
+def _block_trees(block: ColumnBlock) -> TreeArrays:
+    n = len(block)
+    word_sizes = np.diff(block.starts)
+    local = np.arange(int(block.starts[-1])) - np.repeat(block.starts[:-1], word_sizes)
+    lines = block.forms.split("\n")
+    tokens = [line.split(" ") for line in lines[:n]]
+    for k, (toks, token_of_word) in block.multiword.items():
+        tokens[k] = list(toks)
+        a = int(block.starts[k])
+        local[a:a + len(token_of_word)] = token_of_word
+    return TreeArrays(word_sizes, block.heads.astype(np.int64), block.depths.astype(np.int64), block.labels,
+                      block.label_names, tokens, local)
+
+
+def _sentence_trees(sents) -> TreeArrays:
+    from fairseq_syntax.data.trees.tree import word_depths
+
+    names: dict = {}
+    labels = [names.setdefault(x, len(names)) for s in sents for x in s.labels]
+    return TreeArrays(np.array([len(s.words) for s in sents], np.int64),
+                      np.array([h for s in sents for h in s.heads], np.int64),
+                      np.array([d for s in sents for d in word_depths(s.heads)], np.int64),
+                      np.array(labels, np.int32), list(names), [list(s.tokens) for s in sents],
+                      np.array([t for s in sents for t in s.token_of_word], np.int64))
+
+
+def _lengths(text: str):
+    """(lengths of the space-separated items of ``text``'s lines, without ``▁``; items per line), or None when a
+    line is empty or not single-spaced."""
+    if not text or "  " in text or " \n" in text or "\n " in text or "\n\n" in text or text[0] in " \n":
+        return None
+    c = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    sep = (c == 32) | (c == 10)
+    ends = np.flatnonzero(sep)
+    content = np.cumsum(~sep & (c != 0x2581))
+    lengths = np.diff(content[ends], prepend=0)
+    newline = c[ends] == 10
+    per_line = np.diff(np.flatnonzero(newline), prepend=-1)
+    return lengths, per_line
+
+
+class _Failure(Exception):
+    def __init__(self, k, error):
+        self.k, self.error = k, error
+
+
+def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: List[str], spm=None):
+    """:func:`units_from_spans` for the sentences of ``trees``: the spans of every sentence whose tokens and pieces
+    spell its raw text (whitespace aside) from their lengths, all at once; the others located one by one
+    (:func:`locate_sentence`); :class:`_Failure` names the first sentence that cannot be aligned."""
+    n = len(trees.tokens)
+    raw = [line.rstrip("\n") for line in raw_lines]
+    pieces = [line.rstrip("\n") for line in piece_lines]
+    surface = "\n".join(" ".join(t) for t in trees.tokens) + "\n"
+    piece_text = "\n".join(pieces) + "\n"
+    tok = _lengths(surface)
+    got = _lengths(piece_text) if tok is not None else None
+    if got is None or len(got[1]) != n or len(tok[1]) != n:
+        for k, line in enumerate(pieces):
+            if not line.split():
+                raise _Failure(k, "no pieces")
+        tok_len = np.concatenate([[len(x) for x in t] for t in trees.tokens]).astype(np.int64)
+        piece_sizes = np.array([len(p.split()) for p in pieces], np.int64)
+        slow = range(n)
+        piece_len = np.zeros(int(piece_sizes.sum()), np.int64)
+    else:
+        tok_len, _ = tok
+        piece_len, piece_sizes = got
+        raw_ns = ["".join(line.split()) for line in raw]
+        tok_ns = surface.replace(" ", "").split("\n")
+        piece_ns = piece_text.replace(" ", "").replace(MARK, "").split("\n")
+        slow = [k for k in range(n) if not raw_ns[k] == tok_ns[k] == piece_ns[k]]
+    stride = max((len(x) for x in raw), default=0) + 2
+    tok_first = np.zeros(n + 1, np.int64)
+    np.cumsum([len(t) for t in trees.tokens], out=tok_first[1:])
+    piece_first = np.zeros(n + 1, np.int64)
+    np.cumsum(piece_sizes, out=piece_first[1:])
+    # spans from lengths: the characters of a sentence's tokens (and of its pieces), whitespace aside, in a row
+    tok_sent = np.repeat(np.arange(n), np.diff(tok_first))
+    piece_sent = np.repeat(np.arange(n), piece_sizes)
+    tok_at = np.cumsum(tok_len) - tok_len
+    tok_at -= tok_at[tok_first[:-1]][tok_sent] if len(tok_at) else 0
+    piece_at = np.cumsum(piece_len) - piece_len
+    piece_at -= piece_at[piece_first[:-1]][piece_sent] if len(piece_at) else 0
+    tok_start, tok_end = tok_at, tok_at + tok_len
+    piece_start, piece_end = piece_at, piece_at + piece_len
+    for k in slow:
+        try:
+            spans = locate_sentence(trees.tokens[k], raw[k], pieces[k].split(), spm)
+        except (WordNotFound, NeedsModel, PiecesDiffer) as e:
+            raise _Failure(k, e) from None
+        if len(spans.piece_start) != piece_sizes[k]:
+            raise _Failure(k, "pieces")
+        a, b = tok_first[k], tok_first[k + 1]
+        tok_start[a:b], tok_end[a:b] = spans.token_start, spans.token_end
+        a, b = piece_first[k], piece_first[k + 1]
+        piece_start[a:b], piece_end[a:b] = spans.piece_start, spans.piece_end
+    offset_t, offset_p = tok_sent * stride, piece_sent * stride
+    return units_from_spans(trees, tok_start + offset_t, tok_end + offset_t, piece_sizes, piece_start + offset_p,
+                            piece_end + offset_p)
+
+
+def iter_piece_aligned_blocks(conllu_path: str, raw_path: str, pieces_path: str, spm=None, progress: bool = True,
+                              block_chars: int = 1 << 20, total: int = None):
+    """Yield :class:`~fairseq_syntax.data.alignment.subword_align.AlignedBlock` s (with ``first_word``) covering
+    every sentence of a CoNLL-U file in order, aligned to the SentencePiece pieces of its raw text: line k of
+    ``raw_path`` is sentence k's raw text (the text its parser read), line k of ``pieces_path`` its pieces, which
+    the model ``spm`` made of it (needed only for sentences SentencePiece normalised). Streaming; errors name the
+    file and line."""
+    from itertools import islice
+
+    from tqdm import tqdm
+
+    lineno = 0
+    with open_text(raw_path) as raw, open_text(pieces_path) as pieces, \
+            tqdm(desc=f"align {pieces_path}", unit="sent", total=total, disable=not progress, mininterval=1.0) as bar:
+        for block in read_blocks(conllu_path, block_chars):
+            if isinstance(block, ColumnBlock):
+                sents = None
+                trees = _block_trees(block)
+            else:
+                sents = list(block.read())
+                trees = _sentence_trees(sents)
+            n = len(trees.tokens)
+            raw_lines = list(islice(raw, n))
+            piece_lines = list(islice(pieces, n))
+            for path, got in ((raw_path, raw_lines), (pieces_path, piece_lines)):
+                if len(got) < n:
+                    raise SyntaxDataError(path, f"line count mismatch: {conllu_path} has more sentences than this "
+                                          f"file has lines ({lineno + len(got)})")
+            try:
+                out = align_block_pieces(trees, raw_lines, piece_lines, spm)
+            except _Failure as f:
+                sent = (sents or list(block.read()))[f.k]
+                raise _located_error(f, sent, conllu_path, raw_path, pieces_path, lineno + f.k + 1) from None
+            lineno += n
+            bar.update(n)
+            yield out
+        for path, fh in ((raw_path, raw), (pieces_path, pieces)):
+            if fh.readline():
+                raise SyntaxDataError(path, f"line count mismatch: {conllu_path} has {lineno} sentences but this "
+                                      f"file has more lines (line {lineno + 1} has no parse)")
+
+
+def _located_error(f, sent, conllu_path, raw_path, pieces_path, line) -> SyntaxDataError:
+    e = f.error
+    if isinstance(e, WordNotFound):
+        word = sent.token_of_word.index(e.index)
+        where = f"{conllu_path}:{sent.word_lines[word]}" if sent.word_lines else f"{conllu_path}:{sent.line}"
+        return SyntaxDataError(where, f"{e}: its raw text ({raw_path}:{line}, the CoNLL-U's # text) and its words "
+                               "differ; give the text the parser read")
+    if e == "no pieces":
+        return SyntaxDataError(f"{pieces_path}:{line}", f"empty line, but the parse (CoNLL-U line {sent.line}) has "
+                               f"{len(sent.words)} words")
+    return SyntaxDataError(f"{pieces_path}:{line}", f"{_explain(e) if not isinstance(e, str) else e} ({raw_path}:"
+                           f"{line})")

@@ -1,0 +1,246 @@
+"""SentencePiece pieces aligned to a tree by character offsets (fairseq_syntax/data/alignment/piece_align.py): the
+rule's worked examples, the words located in raw text that a tokeniser re-wrote, the block path against the
+sentence path and against a character-by-character reference (tests/piece_reference.py), the offsets of a real
+SentencePiece model on text it normalises, and the head-word invariant of every parent strategy on SentencePiece
+units."""
+import random
+import unicodedata
+
+import numpy as np
+import pytest
+
+from fairseq_syntax.data.alignment.parent_strategies import STRATEGIES, subword_parents, subword_depths
+from fairseq_syntax.data.alignment.piece_align import (
+    MARK,
+    TreeArrays,
+    _sentence_trees,
+    align_block_pieces,
+    align_sentence_pieces,
+)
+from fairseq_syntax.data.alignment.word_offsets import WordNotFound, locate_tokens
+from fairseq_syntax.data.trees.conllu import Sentence
+from fairseq_syntax.errors import SyntaxDataError
+from piece_reference import plain_spans, reference_alignment
+
+DONT = dict(words=["Two", "dogs", "do", "n't", "play", "."], heads=[2, 5, 5, 5, 0, 5],
+            labels=["nummod", "nsubj", "aux", "advmod", "root", "punct"])
+
+
+def _align(sent, raw, pieces, spm=None):
+    return align_sentence_pieces(sent, raw, pieces.split(), spm)
+
+
+def test_a_piece_that_cuts_across_two_words_makes_them_one_unit():
+    """"don't" as UDPipe's tokens do + n't, SentencePiece's ▁don + 't: ▁don reaches into n't, so do and n't are one
+    unit; its head is that of its member nearest the root (do and n't both hang from play: do, the first), its
+    label do's, and it is named by its first word (2)."""
+    sent = Sentence(**DONT)
+    word, head, label, first = _align(sent, "Two dogs don't play.", "▁Two ▁dogs ▁don 't ▁play .")
+    assert word == [1, 2, 3, 3, 4, 5]
+    assert head == [2, 4, 4, 4, 0, 4]
+    assert label == ["nummod", "nsubj", "aux", "aux", "root", "punct"]
+    assert first == [0, 1, 2, 2, 4, 5]
+
+
+def test_a_multiword_token_is_one_unit_as_with_bpe():
+    """UDPipe's multiword token don't (= do + n't) is one surface token: one unit, whatever the pieces."""
+    sent = Sentence(**DONT, tokens=["Two", "dogs", "don't", "play", "."], token_of_word=[0, 1, 2, 2, 3, 4])
+    assert _align(sent, "Two dogs don't play.", "▁Two ▁dog s ▁d on ' t ▁play .")[:2] == (
+        [1, 2, 2, 3, 3, 3, 3, 4, 5], [2, 4, 4, 4, 4, 4, 4, 0, 4])
+
+
+def test_pieces_inside_words_and_a_bare_mark_change_nothing():
+    """Pieces that split words (T + wo) keep the words apart; a piece that is only ▁ goes with the next one."""
+    word, head, _, first = _align(Sentence(**DONT), "Two dogs don't play.", "▁T wo ▁dog s ▁do n't ▁ play .")
+    assert word == [1, 1, 2, 2, 3, 4, 5, 5, 6]
+    assert head == [2, 2, 5, 5, 5, 5, 0, 0, 5] and first == [0, 0, 1, 1, 2, 3, 4, 4, 5]
+
+
+def test_japanese_without_spaces():
+    """私 は 学生 です (GiNZA's words) in pieces ▁私は / 学 / 生です: 私 and は share a piece, and 学生 and です
+    do; the first unit hangs from the second, which is the root."""
+    sent = Sentence(["私", "は", "学生", "です"], [3, 1, 0, 3], ["nsubj", "case", "root", "cop"])
+    assert _align(sent, "私は学生です", "▁私は 学 生です") == ([1, 2, 2], [2, 0, 0], ["nsubj", "root", "root"],
+                                                      [0, 2, 2])
+
+
+def test_the_unit_head_is_its_member_nearest_the_root():
+    """Words 2 and 3 share a piece; word 3 heads word 2 and hangs from the root's word 1: the unit's head is word
+    3's (word 1) and its label word 3's."""
+    sent = Sentence(["a", "b", "c", "d"], [0, 3, 1, 3], ["root", "x", "y", "z"])
+    word, head, label, _ = _align(sent, "a bc d", "▁a ▁bc ▁d")
+    assert word == [1, 2, 3] and head == [0, 1, 2] and label == ["root", "y", "z"]
+
+
+@pytest.mark.parametrize("form, raw", [("&apos;s", "'s"), ("parce_que", "parce que"), ("A", "\uff21"),
+                                       ("ガ", "\uff76\uff9e"), ("&amp;", "&")])
+def test_words_a_tokeniser_rewrote_are_found_in_the_raw_text(form, raw):
+    """Moses' escapes, a FORM with a space written with '_', and compatibility forms (NFKC: a full-width letter,
+    a half-width kana with its sound mark) are located in the raw text they stand for."""
+    starts, ends = locate_tokens(f"x {raw} y", ["x", form, "y"])
+    assert (starts[1], ends[1]) == (2, 2 + len(raw)) and starts[2] == ends[1] + 1
+
+
+def test_a_word_not_in_the_raw_text_is_named():
+    with pytest.raises(WordNotFound) as e:
+        locate_tokens("two dogs", ["two", "cats"])
+    assert e.value.index == 1 and e.value.at == 4 and "'cats'" in str(e.value)
+    with pytest.raises(SyntaxDataError) as e:
+        align_sentence_pieces(Sentence(["two", "cats"], [2, 0], ["nummod", "root"]), "two dogs", ["▁two", "▁dogs"],
+                              where="in.conllu:3")
+    assert str(e.value).startswith("in.conllu:3: the parser's word 'cats' (token 2)")
+
+
+def test_pieces_that_do_not_spell_the_raw_text_need_the_model():
+    with pytest.raises(SyntaxDataError, match="needs the SentencePiece model's offsets"):
+        align_sentence_pieces(Sentence(["ＡＢ"], [0], ["root"]), "ＡＢ", ["▁AB"])
+
+
+def _random_sentence(rng, n):
+    """A random tree over n words with random forms, some of them glued to the next (no space between), some
+    multiword tokens; its raw text and a random cut of that text into pieces (▁ where whitespace was, some bare)."""
+    heads = [0] * n
+    order = list(range(n))
+    rng.shuffle(order)
+    for k, w in enumerate(order[1:], 1):
+        heads[w] = order[rng.randrange(k)] + 1
+    letters = "abcdefgh"
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 4))) for _ in range(n)]
+    tokens, token_of_word, w = [], [], 0
+    while w < n:
+        if w + 1 < n and rng.random() < 0.1:  # a multiword token covering two words
+            tokens.append(words[w] + words[w + 1])
+            token_of_word += [len(tokens) - 1] * 2
+            w += 2
+        else:
+            tokens.append(words[w])
+            token_of_word.append(len(tokens) - 1)
+            w += 1
+    raw = ""
+    for k, t in enumerate(tokens):
+        raw += t + ("" if k + 1 == len(tokens) or rng.random() < 0.3 else rng.choice([" ", "  ", "\u3000"]))
+    pieces, piece = [], ""
+    for k, ch in enumerate(raw):
+        if ch.isspace():
+            if piece:
+                pieces.append(piece)
+            piece = MARK if not raw[k - 1].isspace() else piece
+            if rng.random() < 0.2 and piece == MARK:
+                pieces.append(MARK)
+                piece = ""
+            continue
+        if piece and piece != MARK and rng.random() < 0.4:
+            pieces.append(piece)
+            piece = ""
+        piece += ch
+    pieces.append(piece)
+    pieces[0] = MARK + pieces[0] if not pieces[0].startswith(MARK) else pieces[0]
+    labels = [rng.choice(["nsubj", "obj", "amod", "det"]) if h else "root" for h in heads]
+    return Sentence(words, heads, labels, tokens, token_of_word), raw, pieces
+
+
+def test_the_rule_against_a_character_by_character_reference():
+    """On 600 random sentences: the sentence path and the block path (all at once, sentences of several shapes,
+    spans from lengths) give what the reference gives."""
+    rng = random.Random(11)
+    cases = [_random_sentence(rng, rng.randint(1, 14)) for _ in range(600)]
+    merged = 0
+    for sent, raw, pieces in cases:
+        expected = reference_alignment(sent, raw, plain_spans(raw, pieces))
+        got = align_sentence_pieces(sent, raw, pieces)
+        assert list(zip(*got)) == expected, (sent.tokens, raw, pieces)
+        merged += len(sent.tokens) - max(got[0])
+    assert merged > 300  # the cases do merge units
+    block = align_block_pieces(_sentence_trees([s for s, _, _ in cases]), [r for _, r, _ in cases],
+                               [" ".join(p) for _, _, p in cases])
+    a = 0
+    for (sent, raw, pieces), n in zip(cases, block.sizes.tolist()):
+        names = block.label_names
+        rows = list(zip(block.word[a:a + n].tolist(), block.head[a:a + n].tolist(),
+                        [names[i] for i in block.label[a:a + n].tolist()], block.first_word[a:a + n].tolist()))
+        assert rows == reference_alignment(sent, raw, plain_spans(raw, pieces))
+        a += n
+
+
+def test_a_block_mixes_sentences_spelled_out_and_sentences_located():
+    """Sentences whose words are Moses-escaped (located one by one) among plain ones, in one block: each as the
+    sentence path aligns it."""
+    rng = random.Random(5)
+    cases = []
+    for k in range(200):
+        sent, raw, pieces = _random_sentence(rng, rng.randint(2, 9))
+        if k % 3 == 0:  # an apostrophe in the raw text, its word escaped as sacremoses writes it
+            raw = raw.replace(sent.tokens[0], sent.tokens[0] + "'", 1)
+            pieces = [p.replace(sent.tokens[0], sent.tokens[0] + "'", 1) if i == 0 else p
+                      for i, p in enumerate(pieces)] if pieces[0].replace(MARK, "").startswith(sent.tokens[0]) \
+                else None
+            if pieces is None:
+                continue
+            sent.tokens[0] = sent.tokens[0] + "&apos;"
+        cases.append((sent, raw, pieces))
+    block = align_block_pieces(_sentence_trees([s for s, _, _ in cases]), [r for _, r, _ in cases],
+                               [" ".join(p) for _, _, p in cases])
+    a = 0
+    for (sent, raw, pieces), n in zip(cases, block.sizes.tolist()):
+        assert block.word[a:a + n].tolist() == align_sentence_pieces(sent, raw, pieces)[0]
+        a += n
+
+
+def test_a_real_model_on_text_it_normalises(tmp_path):
+    """A SentencePiece model (NFKC: full-width letters and half-width kana become other characters in its pieces)
+    places its pieces by its own offsets; the tree's words, written as the raw text is, are found there."""
+    import sentencepiece as spm
+
+    lines = ["ｶﾞｷﾞ 全角ＡＢＣ テスト", "Two dogs don't play.", "ガギ ABC テスト"] * 30
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(tmp_path / "m"), vocab_size=40,
+                                   hard_vocab_limit=False, num_threads=1, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    raw = "ｶﾞｷﾞ 全角ＡＢＣ テスト"
+    pieces = sp.encode(raw, out_type=str)
+    assert MARK + "ガ" in pieces or "ガ" in pieces  # normalised
+    sent = Sentence(["ｶﾞｷﾞ", "全角", "ＡＢＣ", "テスト"], [0, 3, 1, 1], ["root", "compound", "nmod", "obj"])
+    word, head, label, first = align_sentence_pieces(sent, raw, pieces, sp)
+    proto = sp.encode(raw, out_type="proto")
+    spans = []
+    char_of = {len(raw[:i].encode("utf-8")): i for i in range(len(raw) + 1)}
+    for p in proto.pieces:
+        spans.append((char_of[p.begin], char_of[p.end]))
+    assert list(zip(word, head, label, first)) == reference_alignment(sent, raw, spans)
+    with pytest.raises(SyntaxDataError, match="not the SentencePiece model's encoding"):
+        align_sentence_pieces(sent, raw, ["▁x"] + pieces[1:], sp)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_strategy_keeps_the_head_word_invariant_on_sentencepiece_units(strategy):
+    """docs/design.md's invariant on SentencePiece units: floor(parent) of a piece lies in its own unit or its
+    head unit (the root's: its own), and the final piece's parent names the head unit; depths are the units'."""
+    rng = random.Random(3)
+    for _ in range(300):
+        sent, raw, pieces = _random_sentence(rng, rng.randint(1, 12))
+        word, head, _, _ = (np.asarray(x) for x in align_sentence_pieces(sent, raw, pieces))
+        hw = np.where(head > 0, head, word)
+        at = np.floor(subword_parents(word, head, strategy)).astype(np.int64)
+        assert ((word[at] == word) | (word[at] == hw)).all()
+        last = np.r_[word[1:] != word[:-1], True]
+        assert (word[at[last]] == hw[last]).all()
+        depth = subword_depths(word, head)
+        assert (depth[head == 0] == 0).all() and (depth >= 0).all()
+
+
+def test_tree_arrays_of_a_block_match_the_sentences():
+    """The block reader's arrays (ColumnBlock) and Sentence objects give the same trees to the rule."""
+    from fairseq_syntax.data.alignment.piece_align import _block_trees
+    from fairseq_syntax.data.trees.conllu import write_conllu
+    from fairseq_syntax.data.trees.conllu_blocks import ColumnBlock, columns_from_text
+    import io
+
+    rng = random.Random(2)
+    cases = [_random_sentence(rng, rng.randint(1, 10)) for _ in range(50)]
+    buf = io.StringIO()
+    write_conllu([s for s, _, _ in cases], buf)
+    block = columns_from_text(buf.getvalue())
+    assert isinstance(block, ColumnBlock)
+    a, b = _block_trees(block), _sentence_trees([s for s, _, _ in cases])
+    assert a.tokens == b.tokens and (a.token_of_word == b.token_of_word).all() and (a.heads == b.heads).all()
+    assert isinstance(a, TreeArrays) and (a.depths == b.depths).all()
+    assert unicodedata.normalize("NFKC", "ｶﾞ") == "ガ"
