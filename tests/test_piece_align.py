@@ -244,3 +244,39 @@ def test_tree_arrays_of_a_block_match_the_sentences():
     assert a.tokens == b.tokens and (a.token_of_word == b.token_of_word).all() and (a.heads == b.heads).all()
     assert isinstance(a, TreeArrays) and (a.depths == b.depths).all()
     assert unicodedata.normalize("NFKC", "ｶﾞ") == "ガ"
+
+
+def _files(tmp_path, sents, raws, pieces):
+    from fairseq_syntax.data.trees.conllu import write_conllu
+
+    with open(tmp_path / "x.conllu", "w", encoding="utf-8") as f:
+        write_conllu(sents, f)
+    (tmp_path / "x.raw").write_text("".join(r + "\n" for r in raws), encoding="utf-8")
+    (tmp_path / "x.spm").write_text("".join(p + "\n" for p in pieces), encoding="utf-8")
+    return str(tmp_path / "x.conllu"), str(tmp_path / "x.raw"), str(tmp_path / "x.spm")
+
+
+def test_a_word_missing_from_the_raw_text_is_named_by_its_conllu_line(tmp_path):
+    """Streaming a file: a parser's word that its sentence's raw text does not hold stops the alignment, naming
+    the CoNLL-U line of the word and the raw text's line."""
+    from fairseq_syntax.data.alignment.piece_align import iter_piece_aligned_blocks
+
+    good = Sentence(["a", "b"], [0, 1], ["root", "dep"])
+    bad = Sentence(["two", "cats"], [2, 0], ["nummod", "root"])
+    c, r, p = _files(tmp_path, [good, bad], ["a b", "two dogs"], ["▁a ▁b", "▁two ▁dogs"])
+    with pytest.raises(SyntaxDataError) as e:
+        list(iter_piece_aligned_blocks(c, r, p, progress=False))
+    assert str(e.value).startswith(f"{c}:5: the parser's word 'cats' (token 2)") and f"{r}:2" in str(e.value)
+
+
+def test_a_conllu_without_its_raw_text_is_refused_for_sentencepiece(tmp_path):
+    """SentencePiece cuts the raw sentence: a CoNLL-U sentence without its # text (here the second) is named."""
+    from fairseq_syntax.preparation.sentencepiece_step import raw_sentences
+
+    a = Sentence(["a", "b"], [0, 1], ["root", "dep"], comments=["# text = a b"])
+    b = Sentence(["c"], [0], ["root"])
+    c, _, _ = _files(tmp_path, [a, b], [], [])
+    with pytest.raises(SyntaxDataError) as e:
+        raw_sentences(c, str(tmp_path / "out"))
+    assert str(e.value).startswith(f"{c}:5: a sentence without a '# text = ...' comment")
+    assert not (tmp_path / "out").exists()

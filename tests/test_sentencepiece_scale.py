@@ -73,3 +73,36 @@ def test_a_sharded_parse_assembles_into_the_same_data_bin(tmp_path):
     assert not (tmp_path / "sharded" / "preparation.json").exists()
     _ok(common + work)
     assert _differences(tmp_path / "one", tmp_path / "sharded") == []
+
+
+def test_a_model_per_side(synthetic, tmp_path):
+    """--spm-model-source / --spm-model-target: each side segmented by its own model, both copied and recorded."""
+    import json
+
+    import sentencepiece as spm
+
+    d, _ = synthetic
+    for lang, size in (("src", 40), ("tgt", 50)):
+        lines = (d / "c" / f"train.{lang}").read_text(encoding="utf-8").splitlines()
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(tmp_path / lang),
+                                       vocab_size=size, hard_vocab_limit=False, num_threads=1, minloglevel=2)
+    _ok(_args(d / "c", tmp_path / "bin", ["--spm-model-source", str(tmp_path / "src.model"), "--spm-model-target",
+                                          str(tmp_path / "tgt.model")]))
+    record = json.loads((tmp_path / "bin" / "preparation.json").read_text())["spm"]
+    assert record["src"]["file"] == "spm.src.model" and record["tgt"]["file"] == "spm.tgt.model"
+    assert (tmp_path / "bin" / "spm.tgt.model").read_bytes() == (tmp_path / "tgt.model").read_bytes()
+    assert record["src"]["pieces"] == 40 and record["tgt"]["source"] == str(tmp_path / "tgt.model")
+
+
+@pytest.mark.parametrize("options, says", [
+    (["--spm-vocab-size", "60", "--bpe-merges", "40"], "--bpe-merges 40 and SentencePiece"),
+    (["--spm-vocab-size", "60", "--units", "words"], "--units words: SentencePiece cuts the raw sentence"),
+    (["--spm-vocab-size", "60", "--syntax", "source", "--tokenizer-target", "parser"], "--tokenizer-target parser"),
+    (["--spm-model-source", "CLEAN/spm.model"], "the target side has no SentencePiece model"),
+])
+def test_options_that_do_not_go_with_sentencepiece(synthetic, tmp_path, options, says):
+    d, _ = synthetic
+    options = [x.replace("CLEAN", str(d / "clean")) for x in options]
+    p = run([*preprocess("prepare"), *_args(d / "c", tmp_path / "bin", options)], check=False)
+    assert p.returncode == 2 and says in p.stderr, p.stderr[-1500:]
+    assert not (tmp_path / "bin").exists()

@@ -16,7 +16,8 @@ the corpus, scored as the recipes score them (Ja->En on the corpus's English tok
 against the raw Japanese with sacreBLEU's ja-mecab tokenizer).
 
     python examples/recipes/multiseed_table.py --json                # write each dataset's results/multiseed.json
-    python examples/recipes/multiseed_table.py --write docs/recipes.md   # and the tables between the markers
+    python examples/recipes/multiseed_table.py --write docs/recipes.md docs/results.md   # and the tables after
+                                                                         # the markers (VIEWS: some rows apart)
 """
 import argparse
 import glob
@@ -35,12 +36,20 @@ DATASETS = {
                       ("dep_rel", "rel"), ("pascal", "transformer"), ("sh", "transformer"),
                       ("dbsa_enc", "transformer"), ("dbsa_sync", "transformer"), ("syncattn", "transformer"),
                       ("syncattn", "dbsa_sync"), ("lstm_luong_lr001", None),
-                      ("cky_lstm_lr001", "lstm_luong_lr001")], "none"),
+                      ("cky_lstm_lr001", "lstm_luong_lr001"), ("transformer_spm", None),
+                      ("dep_rel_spm", "transformer_spm"), ("transformer_spm", "transformer"),
+                      ("dep_rel_spm", "dep_rel")], "none"),
     "tanaka-en-ja": ([("transformer", None), ("rel", "transformer"), ("dep_rel", "transformer"),
                       ("dep_rel", "rel"), ("pascal_wat", "transformer"), ("sh", "transformer")], "ja-mecab"),
 }
 METRICS = ("bleu", "chrf", "ribes")
 MARKER = "<!-- multi-seed table {dataset} (examples/recipes/multiseed_table.py) -->"
+#: a table of some rows of a dataset's, for a page of its own: name -> (dataset, its (model, baseline) rows)
+VIEWS = {
+    "tanaka-ja-en sentencepiece": ("tanaka-ja-en", [("transformer", None), ("dep_rel", "transformer"),
+                                                    ("transformer_spm", None), ("dep_rel_spm", "transformer_spm"),
+                                                    ("transformer_spm", "transformer"), ("dep_rel_spm", "dep_rel")]),
+}
 
 
 def runs(dataset, model):
@@ -149,13 +158,30 @@ def markdown(result):
     return "\n".join(lines)
 
 
+def view(name, results):
+    """The rows of view ``name`` (:data:`VIEWS`) out of its dataset's result, in the view's order."""
+    dataset, rows = VIEWS[name]
+    result = next(r for r in results if r["dataset"] == dataset)
+    by = {(r["model"], r["baseline"]): r for r in result["rows"]}
+    return {**result, "rows": [by[key] for key in rows if key in by]}
+
+
+def tables(results):
+    """(marker, Markdown) of every dataset's table and of every view of them."""
+    out = [(MARKER.format(dataset=r["dataset"]), markdown(r)) for r in results]
+    have = {r["dataset"] for r in results}
+    return out + [(MARKER.format(dataset=name), markdown(view(name, results))) for name, (dataset, _) in
+                  VIEWS.items() if dataset in have]
+
+
 def write_markdown(path, results):
+    """Every table whose marker ``path`` holds (a file with none of them is an error)."""
     text = open(path, encoding="utf-8").read()
-    for result in results:
-        marker = MARKER.format(dataset=result["dataset"])
-        block = marker + "\n" + markdown(result) + "\n"
-        if marker not in text:
-            raise SystemExit(f"{path}: no {marker} to write the table after")
+    found = [(marker, table) for marker, table in tables(results) if marker in text]
+    if not found:
+        raise SystemExit(f"{path}: no table marker ({MARKER.format(dataset='NAME')}) to write a table after")
+    for marker, table in found:
+        block = marker + "\n" + table + "\n"
         start = text.index(marker)
         end = text.find("\n\n", start)
         end = len(text) if end < 0 else end + 1
@@ -174,7 +200,8 @@ def main(argv=None):
     p.add_argument("--datasets", nargs="+", default=list(DATASETS))
     p.add_argument("--samples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--json", action="store_true", help="write examples/DATASET/results/multiseed.json")
-    p.add_argument("--write", default=None, help="a Markdown file with the tables' markers to rewrite")
+    p.add_argument("--write", nargs="+", default=(), metavar="FILE",
+                   help="Markdown files whose table markers to rewrite (docs/recipes.md, docs/results.md)")
     args = p.parse_args(argv)
     results = []
     for dataset in args.datasets:
@@ -185,8 +212,8 @@ def main(argv=None):
             with open(os.path.join(ROOT, "examples", dataset, "results", "multiseed.json"), "w", encoding="utf-8") as f:
                 json.dump(result, f, indent=1, sort_keys=True)
                 f.write("\n")
-    if args.write:
-        write_markdown(args.write, results)
+    for path in args.write:
+        write_markdown(path, results)
 
 
 if __name__ == "__main__":

@@ -12,20 +12,21 @@ import sys
 
 
 def join_pieces_as_recorded(argv):
-    """``argv`` with a bare ``--remove-bpe`` (subword-nmt's marks) made ``--remove-bpe sentencepiece`` where the
-    data-bin's record says SentencePiece segments the target language: the hypotheses are then text."""
+    """``argv`` with a bare ``--remove-bpe`` / ``--post-process`` (subword-nmt's marks) made ``... sentencepiece``
+    where the data-bin's record says SentencePiece segments the target language: the hypotheses are then text."""
     from fairseq_syntax.preparation.databin_record import language_option, target_in_pieces
 
     import os
 
     from fairseq_syntax.preparation.databin_record import RECORD_FILE
 
-    if "--remove-bpe" not in argv:
+    flag = next((f for f in ("--remove-bpe", "--post-process") if f in argv), None)
+    if flag is None:
         return argv
     # the data-bin: the first word that is a folder with a preparation record (an option's value is not)
     data = next((a.split(":")[0] for a in argv if not a.startswith("-")
                  and os.path.isfile(os.path.join(a.split(":")[0], RECORD_FILE))), None)
-    k = argv.index("--remove-bpe")
+    k = argv.index(flag)
     bare = k + 1 == len(argv) or argv[k + 1].startswith("-") or argv[k + 1].split(":")[0] == data
     if data is not None and bare and target_in_pieces(data, language_option(argv)):
         return argv[:k + 1] + ["sentencepiece"] + argv[k + 1:]

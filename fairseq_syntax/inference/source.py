@@ -223,7 +223,9 @@ class RawSourceEncoder:
         prepared = [self.normalize(t.strip()) if t.strip() else "" for t in texts]
         todo = [k for k, t in enumerate(prepared) if t]
         trees = {}
-        if tokenize_only and spec.tokenizer == "parser":
+        if self.spm is not None and not (with_syntax and not tokenize_only):
+            pass  # SentencePiece cuts the text itself: a tree is the only thing a parser could add
+        elif tokenize_only and spec.tokenizer == "parser":
             for k, toks in zip(todo, self._tokenize([prepared[k] for k in todo])):
                 trees[k] = toks
         elif spec.tokenizer == "parser" or (with_syntax and todo):

@@ -99,7 +99,7 @@ def check_destdir(args, work):
     # and with --srcdict and --tgtdict given (no dictionary of ours to find)
     tokens = re.compile(r"^[^.]+\.[^.]+-[^.]+\.[^.]+\.(bin|idx)$")
     datasets = sorted(os.path.join(args.destdir, name) for name in names
-                      if re.search(r"\.(words|heads|labels)\.(bin|idx)$", name) or tokens.match(name))
+                      if re.search(r"\.(words|heads|labels|firstwords)\.(bin|idx)$", name) or tokens.match(name))
     if not existing and not datasets and not unfinished:
         return
     if not args.overwrite and not unfinished:

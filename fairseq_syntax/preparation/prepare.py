@@ -95,7 +95,7 @@ def prepare(args):
         return prepare_text(args, splits, syntax_sides, args.workdir)
     if getattr(args, "text_record", None):
         check_text_record(args)
-    segmentation.resolve(args)
+    segmentation.resolve(args, syntax_sides)
     if getattr(args, "text_record", None) is None:  # the syntax sides' tokenisers that hand the parser tokens
         args.pretokenized = kept_tokens_sides(args, syntax_sides)
     if getattr(args, "record_only", False):

@@ -23,9 +23,9 @@ def uses_spm(args) -> bool:
                 or getattr(args, "spm_model_source", None) or getattr(args, "spm_model_target", None))
 
 
-def resolve(args) -> None:
+def resolve(args, syntax_sides=("source", "target")) -> None:
     """``--bpe-merges`` defaulted, and the SentencePiece options checked (before any work): one segmentation,
-    a model for each side, models that load, surface units."""
+    a model for each side, models that load, surface units, no parser tokenising a side without syntax."""
     if not uses_spm(args):
         if args.bpe_merges is None:
             args.bpe_merges = DEFAULT_BPE_MERGES
@@ -36,6 +36,10 @@ def resolve(args) -> None:
     if args.units == "words":
         raise OptionError("--units words: SentencePiece cuts the raw sentence, which holds the surface tokens "
                           "('zum', not 'zu dem'); leave --units surface")
+    for side in SIDES:
+        if side not in syntax_sides and getattr(args, f"tokenizer_{side}", "auto") == "parser":
+            raise OptionError(f"--tokenizer-{side} parser: SentencePiece cuts the raw text of a side without "
+                              f"syntax itself; leave --tokenizer-{side} auto (or give it syntax)")
     if args.spm_vocab_size:
         if args.spm_vocab_size < 8:
             raise OptionError(f"--spm-vocab-size {args.spm_vocab_size}: give a vocabulary of 8 pieces or more")

@@ -49,15 +49,22 @@ class AlignedCorpus:
         self.heads = array("i")
         self.labels: List[str] = []
         self.sizes: List[int] = []
+        self.first_words = array("i")  # while every sentence came with them (blocks); else None
+        self.first_words_given = True
 
     def add(self, word: Sequence[int], head: Sequence[int], label: Sequence[str]) -> None:
         self.words.extend(word)
         self.heads.extend(head)
         self.labels.extend(label)
         self.sizes.append(len(word))
+        self.first_words_given = False
 
     def add_block(self, block) -> None:
         """Add an :class:`~fairseq_syntax.data.alignment.subword_align.AlignedBlock` (many sentences at once)."""
+        if block.first_word is None:
+            self.first_words_given = False
+        elif self.first_words_given:
+            self.first_words.frombytes(block.first_word.astype(np.int32).tobytes())
         self.words.frombytes(block.word.astype(np.int32).tobytes())
         self.heads.frombytes(block.head.astype(np.int32).tobytes())
         self.labels.extend(np.array(block.label_names + [""], dtype=object)[block.label].tolist())
@@ -128,7 +135,10 @@ class AlignedCorpus:
                 "%s: %d label(s) not in the label dictionary are stored as <unk>: %s",
                 prefix, len(unknown), ", ".join(unknown[:20]),
             )
-        for field, data in (("words", self.words), ("heads", self.heads), ("labels", label_ids)):
+        fields = [("words", self.words), ("heads", self.heads), ("labels", label_ids)]
+        if self.first_words_given:
+            fields.append((FIRST_WORDS, self.first_words))
+        for field, data in fields:
             write_mmap(prefix + "." + field, data, self.sizes)
 
 
