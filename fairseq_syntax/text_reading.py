@@ -117,6 +117,18 @@ class TextFile(io.TextIOBase):
         self.lineno += 1
         return line
 
+    def next_lines(self, n: int) -> List[str]:
+        """The next ``n`` lines (fewer at the end of the file), taken from the decoded block as slices."""
+        out: List[str] = []
+        while len(out) < n:
+            if self._next >= len(self._lines) and not self._fill():
+                break
+            take = self._lines[self._next:self._next + n - len(out)]
+            self._next += len(take)
+            out += take
+        self.lineno += len(out)
+        return out
+
     def __iter__(self) -> Iterator[str]:
         return self
 

@@ -26,6 +26,7 @@ one. :func:`align_sentence_pieces` does one sentence (decoding raw text).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
@@ -55,16 +56,27 @@ def load_sentencepiece(path: str):
 class TreeArrays:
     """The trees of consecutive sentences over their words, flat (sentence k's words follow the words of the
     sentences before it): ``heads`` 1-based within the sentence (0 = root), ``depths`` arcs to the root,
-    ``labels`` ids into ``label_names``; ``tokens`` the surface tokens per sentence and ``token_of_word`` each
-    word's 0-based token within its sentence (a multiword token covers several words)."""
+    ``labels`` ids into ``label_names``; ``surface`` the surface tokens, a line per sentence joined by single
+    spaces, ``token_sizes`` the tokens per sentence and ``token_of_word`` each word's 0-based token within its
+    sentence (a multiword token covers several words)."""
 
     word_sizes: np.ndarray
     heads: np.ndarray
     depths: np.ndarray
     labels: np.ndarray
     label_names: List[str]
-    tokens: List[List[str]]
+    surface: str
+    token_sizes: np.ndarray
     token_of_word: np.ndarray
+
+    def tokens(self, k: int) -> List[str]:
+        """Sentence k's surface tokens."""
+        return self.lines()[k].split(" ")
+
+    def lines(self) -> List[str]:
+        if not hasattr(self, "_lines"):
+            self._lines = self.surface.split("\n")
+        return self._lines
 
 
 def units_from_spans(trees: TreeArrays, token_start, token_end, piece_sizes, piece_start, piece_end) -> AlignedBlock:
@@ -76,7 +88,7 @@ def units_from_spans(trees: TreeArrays, token_start, token_end, piece_sizes, pie
     than any sentence), so no span reaches into another sentence. ``piece_sizes``: pieces per sentence (each
     sentence has at least one)."""
     n = len(trees.word_sizes)
-    tok_sizes = np.array([len(t) for t in trees.tokens], dtype=np.int64)
+    tok_sizes = np.asarray(trees.token_sizes, dtype=np.int64)
     tok_first = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(tok_sizes, out=tok_first[1:])
     piece_sent = np.repeat(np.arange(n), piece_sizes)
@@ -238,8 +250,8 @@ def align_sentence_pieces(sent, raw: str, pieces: Sequence[str], spm=None, where
     names = list(dict.fromkeys(sent.labels))
     trees = TreeArrays(np.array([len(sent.words)]), np.asarray(sent.heads, np.int64),
                        np.asarray(word_depths(sent.heads), np.int64),
-                       np.array([names.index(x) for x in sent.labels], np.int32), names, [list(sent.tokens)],
-                       np.asarray(sent.token_of_word, np.int64))
+                       np.array([names.index(x) for x in sent.labels], np.int32), names, " ".join(sent.tokens),
+                       np.array([len(sent.tokens)]), np.asarray(sent.token_of_word, np.int64))
     block = units_from_spans(trees, *(np.asarray(x, np.int64) for x in (spans.token_start, spans.token_end)),
                              np.array([len(pieces)]), np.asarray(spans.piece_start, np.int64),
                              np.asarray(spans.piece_end, np.int64))
@@ -261,14 +273,19 @@ def _block_trees(block: ColumnBlock) -> TreeArrays:
     n = len(block)
     word_sizes = np.diff(block.starts)
     local = np.arange(int(block.starts[-1])) - np.repeat(block.starts[:-1], word_sizes)
-    lines = block.forms.split("\n")
-    tokens = [line.split(" ") for line in lines[:n]]
-    for k, (toks, token_of_word) in block.multiword.items():
-        tokens[k] = list(toks)
-        a = int(block.starts[k])
-        local[a:a + len(token_of_word)] = token_of_word
+    token_sizes = word_sizes.copy()
+    surface = block.forms[:-1] if block.forms.endswith("\n") else block.forms
+    if block.multiword:  # their surface tokens in place of their words
+        lines = surface.split("\n")
+        for k, (toks, token_of_word) in block.multiword.items():
+            lines[k] = " ".join(toks)
+            token_sizes[k] = len(toks)
+            a = int(block.starts[k])
+            local[a:a + len(token_of_word)] = token_of_word
+        surface = "\n".join(lines)
+    assert len(token_sizes) == n
     return TreeArrays(word_sizes, block.heads.astype(np.int64), block.depths.astype(np.int64), block.labels,
-                      block.label_names, tokens, local)
+                      block.label_names, surface, token_sizes, local)
 
 
 def _sentence_trees(sents) -> TreeArrays:
@@ -279,7 +296,8 @@ def _sentence_trees(sents) -> TreeArrays:
     return TreeArrays(np.array([len(s.words) for s in sents], np.int64),
                       np.array([h for s in sents for h in s.heads], np.int64),
                       np.array([d for s in sents for d in word_depths(s.heads)], np.int64),
-                      np.array(labels, np.int32), list(names), [list(s.tokens) for s in sents],
+                      np.array(labels, np.int32), list(names), "\n".join(" ".join(s.tokens) for s in sents),
+                      np.array([len(s.tokens) for s in sents], np.int64),
                       np.array([t for s in sents for t in s.token_of_word], np.int64))
 
 
@@ -307,35 +325,42 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
     """:func:`units_from_spans` for the sentences of ``trees``: the spans of every sentence whose tokens and pieces
     spell its raw text (whitespace aside) from their lengths, all at once; the others located one by one
     (:func:`locate_sentence`); :class:`_Failure` names the first sentence that cannot be aligned."""
-    n = len(trees.tokens)
-    raw = [line.rstrip("\n") for line in raw_lines]
-    pieces = [line.rstrip("\n") for line in piece_lines]
-    surface = "\n".join(" ".join(t) for t in trees.tokens) + "\n"
-    piece_text = "\n".join(pieces) + "\n"
+    n = len(trees.token_sizes)
+    raw_text, piece_text = (_text(lines) for lines in (raw_lines, piece_lines))
+    surface = trees.surface + "\n"
     tok = _lengths(surface)
     got = _lengths(piece_text) if tok is not None else None
-    if got is None or len(got[1]) != n or len(tok[1]) != n:
+    if got is None or len(got[1]) != n or len(tok[1]) != n:  # an empty or irregular line: one by one
+        pieces = piece_text[:-1].split("\n")
         for k, line in enumerate(pieces):
             if not line.split():
                 raise _Failure(k, "no pieces")
-        tok_len = np.concatenate([[len(x) for x in t] for t in trees.tokens]).astype(np.int64)
+        tok_len = np.array([len(x) for x in surface.split()], np.int64)
         piece_sizes = np.array([len(p.split()) for p in pieces], np.int64)
         slow = range(n)
         piece_len = np.zeros(int(piece_sizes.sum()), np.int64)
     else:
         tok_len, _ = tok
         piece_len, piece_sizes = got
-        raw_ns = ["".join(line.split()) for line in raw]
-        tok_ns = surface.replace(" ", "").split("\n")
-        piece_ns = piece_text.replace(" ", "").replace(MARK, "").split("\n")
-        slow = [k for k in range(n) if not raw_ns[k] == tok_ns[k] == piece_ns[k]]
-    stride = max((len(x) for x in raw), default=0) + 2
+        # the whole block at once when it spells its raw text (the common case), else sentence by sentence
+        tok_ns = surface.replace(" ", "")
+        piece_ns = piece_text.replace(" ", "").replace(MARK, "")
+        raw_ns = raw_text.replace(" ", "")
+        if raw_ns != tok_ns:  # other whitespace than spaces (tabs, ideographic spaces), or another text
+            raw_ns = _WHITESPACE.sub("", raw_ns)
+        if raw_ns == tok_ns == piece_ns:
+            slow = []
+        else:
+            raw_ns, tok_ns, piece_ns = (x.split("\n") for x in (raw_ns, tok_ns, piece_ns))
+            slow = [k for k in range(n) if not raw_ns[k] == tok_ns[k] == piece_ns[k]]
+    raw = raw_text.split("\n") if slow else None
+    stride = (max((len(x) for x in raw), default=0) if slow else len(raw_text)) + 2
     tok_first = np.zeros(n + 1, np.int64)
-    np.cumsum([len(t) for t in trees.tokens], out=tok_first[1:])
+    np.cumsum(trees.token_sizes, out=tok_first[1:])
     piece_first = np.zeros(n + 1, np.int64)
     np.cumsum(piece_sizes, out=piece_first[1:])
     # spans from lengths: the characters of a sentence's tokens (and of its pieces), whitespace aside, in a row
-    tok_sent = np.repeat(np.arange(n), np.diff(tok_first))
+    tok_sent = np.repeat(np.arange(n), trees.token_sizes)
     piece_sent = np.repeat(np.arange(n), piece_sizes)
     tok_at = np.cumsum(tok_len) - tok_len
     tok_at -= tok_at[tok_first[:-1]][tok_sent] if len(tok_at) else 0
@@ -343,9 +368,10 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
     piece_at -= piece_at[piece_first[:-1]][piece_sent] if len(piece_at) else 0
     tok_start, tok_end = tok_at, tok_at + tok_len
     piece_start, piece_end = piece_at, piece_at + piece_len
+    piece_lines_of = piece_text.split("\n") if slow else None
     for k in slow:
         try:
-            spans = locate_sentence(trees.tokens[k], raw[k], pieces[k].split(), spm)
+            spans = locate_sentence(trees.tokens(k), raw[k], piece_lines_of[k].split(), spm)
         except (WordNotFound, NeedsModel, PiecesDiffer) as e:
             raise _Failure(k, e) from None
         if len(spans.piece_start) != piece_sizes[k]:
@@ -359,6 +385,18 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
                             piece_end + offset_p)
 
 
+def _text(lines: List[str]) -> str:
+    """Lines (with or without their line ends) as one text, a line end after each."""
+    text = "".join(lines)
+    if text.count("\n") == len(lines) and text.endswith("\n"):
+        return text
+    return "".join(line.rstrip("\n") + "\n" for line in lines)
+
+
+#: whitespace but the line break (the raw text of a block, a sentence a line, without its spaces)
+_WHITESPACE = re.compile(r"[^\S\n]+")
+
+
 def iter_piece_aligned_blocks(conllu_path: str, raw_path: str, pieces_path: str, spm=None, progress: bool = True,
                               block_chars: int = 1 << 20, total: int = None):
     """Yield :class:`~fairseq_syntax.data.alignment.subword_align.AlignedBlock` s (with ``first_word``) covering
@@ -366,8 +404,6 @@ def iter_piece_aligned_blocks(conllu_path: str, raw_path: str, pieces_path: str,
     ``raw_path`` is sentence k's raw text (the text its parser read), line k of ``pieces_path`` its pieces, which
     the model ``spm`` made of it (needed only for sentences SentencePiece normalised). Streaming; errors name the
     file and line."""
-    from itertools import islice
-
     from tqdm import tqdm
 
     lineno = 0
@@ -380,9 +416,9 @@ def iter_piece_aligned_blocks(conllu_path: str, raw_path: str, pieces_path: str,
             else:
                 sents = list(block.read())
                 trees = _sentence_trees(sents)
-            n = len(trees.tokens)
-            raw_lines = list(islice(raw, n))
-            piece_lines = list(islice(pieces, n))
+            n = len(trees.token_sizes)
+            raw_lines = raw.next_lines(n)
+            piece_lines = pieces.next_lines(n)
             for path, got in ((raw_path, raw_lines), (pieces_path, piece_lines)):
                 if len(got) < n:
                     raise SyntaxDataError(path, f"line count mismatch: {conllu_path} has more sentences than this "
