@@ -62,13 +62,32 @@ def refused_checkpoint(path: str, exc: BaseException) -> SyntaxDataError:
                            "truncated, corrupt or another kind of file; use another checkpoint")
 
 
+#: torch's line for a parameter of another shape
+_SIZE_MISMATCH = re.compile(r"size mismatch for (\S+): copying a param with shape torch\.Size\(\[([^\]]*)\]\) "
+                            r"from checkpoint, the shape in current model is torch\.Size\(\[([^\]]*)\]\)")
+
+
 def mismatched_checkpoint(path: str, exc: BaseException) -> SyntaxDataError:
-    """The error for a checkpoint whose parameters do not fit the model built from its options here."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    """The error for a checkpoint whose parameters do not fit the model built from its options here: the first
+    parameter of another shape, with both shapes, else torch's first line of missing or unexpected keys."""
+    text = str(exc)
+    shape = _SIZE_MISMATCH.search(text)
+    if shape:
+        name, theirs, ours = shape.groups()
+        return SyntaxDataError(path, f"its {name} is [{theirs}], the model built here has [{ours}] (another "
+                               "dictionary or another size: give the data-bin and the model options it was trained "
+                               f"with){_more(text)}")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     detail = next((line for line in lines if line.startswith(("size mismatch", "Missing key", "Unexpected key"))),
                   lines[-1] if lines else type(exc).__name__)
     return SyntaxDataError(path, "its parameters do not fit the model built here (trained with another "
                            f"architecture, or on a data-bin with other dictionaries?): {detail[:300]}")
+
+
+def _more(text: str) -> str:
+    """How many more parameters torch found of another shape, as a clause ("" for none)."""
+    n = len(_SIZE_MISMATCH.findall(text)) - 1
+    return f"; {n} more of another shape" if n > 0 else ""
 
 
 #: what torch's safe unpickler raises, besides ``UnpicklingError``, on bytes that are no pickle: seen on random

@@ -281,3 +281,21 @@ def test_a_conllu_without_its_raw_text_is_refused_for_sentencepiece(tmp_path):
         raw_sentences(c, str(tmp_path / "out"))
     assert str(e.value).startswith(f"{c}:5: a sentence without a '# text = ...' comment")
     assert not (tmp_path / "out").exists()
+
+
+def test_byte_fallback_pieces_go_with_their_character(tmp_path):
+    """A model with byte fallback writes a character it lacks as its UTF-8 bytes (<0xE9> <0xBE> <0x98>), the
+    last of them carrying the character: all of them belong to the word that holds it."""
+    import sentencepiece as spm
+
+    lines = ["Two dogs play in the snow.", "A cat sleeps."] * 50
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(tmp_path / "m"), vocab_size=300,
+                                   byte_fallback=True, hard_vocab_limit=False, num_threads=1, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    raw = "dogs x\u9f98y end"
+    pieces = sp.encode(raw, out_type=str)
+    assert "<0xE9>" in pieces
+    sent = Sentence(["dogs", "x\u9f98y", "end"], [0, 1, 2], ["root", "dep", "dep"])
+    word, _, _, _ = align_sentence_pieces(sent, raw, pieces, sp)
+    k = pieces.index("<0xE9>")
+    assert word[k:k + 3] == [2, 2, 2] and word[0] == 1 and word[-1] == 3 and max(word) == 3

@@ -53,6 +53,7 @@ from fairseq_syntax.models.syntax_transformer_config import (  # noqa: F401  (th
     relative_terms,
 )
 from fairseq_syntax.models.syntax_transformer_decoder import SyntaxTransformerDecoder
+from fairseq_syntax.models.vanilla_start import complete_from_vanilla, log_start
 from fairseq_syntax.data.trees.decoding import (
     eisner_heads,
     subword_word_index,
@@ -334,6 +335,13 @@ class SyntaxTransformerModel(TransformerModel):
             nn.init.constant_(emb.weight[labels.pad()], 0)
             model.encoder.label_embedding = emb
         return model
+
+    def load_state_dict(self, state_dict, strict=True, model_cfg=None, args=None):
+        """fairseq's, and a vanilla transformer's checkpoint completed with the mechanisms' own parameters, which
+        start where the pretrained function is kept wherever the mechanism allows (:mod:`.vanilla_start`)."""
+        state_dict, started = complete_from_vanilla(self.state_dict(), state_dict)
+        log_start(started)
+        return super().load_state_dict(state_dict, strict=strict, model_cfg=model_cfg, args=args)
 
     @classmethod
     def from_pretrained(cls, model_name_or_path, checkpoint_file="model.pt", data_name_or_path=".", **kwargs):

@@ -88,53 +88,64 @@ def units_from_spans(trees: TreeArrays, token_start, token_end, piece_sizes, pie
     than any sentence), so no span reaches into another sentence. ``piece_sizes``: pieces per sentence (each
     sentence has at least one)."""
     n = len(trees.word_sizes)
-    tok_sizes = np.asarray(trees.token_sizes, dtype=np.int64)
     tok_first = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(tok_sizes, out=tok_first[1:])
+    np.cumsum(np.asarray(trees.token_sizes, dtype=np.int64), out=tok_first[1:])
     piece_sent = np.repeat(np.arange(n), piece_sizes)
     # a piece belongs to the token holding its first character (in a gap: the next token; after the last: the last)
     token_of_piece = np.minimum(np.searchsorted(token_end, piece_start, "right"), tok_first[1:][piece_sent] - 1)
-    # token t is merged with t - 1 when the piece holding t - 1's last character reaches into t
+    unit_of_token = _token_units(tok_first, token_start, token_end, piece_start, piece_end, token_of_piece)
+    unit_of_piece = unit_of_token[token_of_piece]
+    local, head, label, first_word = _unit_trees(trees, tok_first, unit_of_token)
+    return AlignedBlock((local[unit_of_piece] + 1).astype(np.int32), head[unit_of_piece].astype(np.int32),
+                        label[unit_of_piece].astype(np.int32), list(trees.label_names),
+                        np.asarray(piece_sizes, dtype=np.int64), first_word[unit_of_piece].astype(np.int32))
+
+
+def _token_units(tok_first, token_start, token_end, piece_start, piece_end, token_of_piece) -> np.ndarray:
+    """The block-wide unit of each token: token t joins t - 1's unit when the piece holding t - 1's last character
+    reaches into t; a unit no piece belongs to then joins the unit before it (a sentence's first, the one after)."""
     starts_sentence = np.zeros(len(token_start), dtype=bool)
-    starts_sentence[tok_first[:-1][tok_sizes > 0]] = True
+    starts_sentence[tok_first[:-1][tok_first[1:] > tok_first[:-1]]] = True
     holder = np.maximum(np.searchsorted(piece_start, token_end - 1, "right") - 1, 0)
     shared = np.zeros(len(token_start), dtype=bool)
     shared[1:] = piece_end[holder[:-1]] > token_start[1:]
     new_unit = starts_sentence | ~shared
     unit_of_token = np.cumsum(new_unit) - 1
-    for _ in range(int(tok_sizes.max(initial=0)) + 1):  # a unit no piece belongs to joins its neighbour
-        unit_of_piece = unit_of_token[token_of_piece]
-        empty = np.bincount(unit_of_piece, minlength=int(unit_of_token[-1]) + 1 if len(unit_of_token) else 0) == 0
-        if not empty.any():
+    for _ in range(len(token_start)):  # rare (no piece starts in or reaches the token): a few rounds at most
+        units = int(unit_of_token[-1]) + 1 if len(unit_of_token) else 0
+        empty = np.flatnonzero(np.bincount(unit_of_token[token_of_piece], minlength=units) == 0)
+        if not len(empty):
             break
-        first_token = np.flatnonzero(new_unit)  # each unit's first token
-        for u in np.flatnonzero(empty).tolist():
+        first_token = np.flatnonzero(new_unit)
+        for u in empty.tolist():
             t = first_token[u]
             if not starts_sentence[t]:
-                new_unit[t] = False  # into the unit before it
+                new_unit[t] = False
             elif u + 1 < len(first_token) and not starts_sentence[first_token[u + 1]]:
-                new_unit[first_token[u + 1]] = False  # a sentence's first unit takes the one after it
+                new_unit[first_token[u + 1]] = False
         unit_of_token = np.cumsum(new_unit) - 1
-    unit_of_piece = unit_of_token[token_of_piece]
-    # the units' tree: each unit's member nearest the root (first on ties) gives its head and label
+    return unit_of_token
+
+
+def _unit_trees(trees: TreeArrays, tok_first, unit_of_token):
+    """Per block-wide unit: its index in its sentence, its head unit (1-based, 0 = root) and label, which are
+    those of its member word nearest the root (the first on ties), and its first word (0-based)."""
+    n = len(trees.word_sizes)
     word_first = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(trees.word_sizes, out=word_first[1:])
     word_sent = np.repeat(np.arange(n), trees.word_sizes)
     unit_of_word = unit_of_token[tok_first[:-1][word_sent] + trees.token_of_word]
-    order = np.lexsort((np.arange(len(unit_of_word)), trees.depths, unit_of_word))
+    order = np.lexsort((np.arange(len(unit_of_word)), trees.depths, unit_of_word))  # by unit, depth, position
     grouped = unit_of_word[order]
     rep = order[np.r_[True, grouped[1:] != grouped[:-1]]] if len(order) else order
     unit_sent = word_sent[rep]
     unit_base = unit_of_word[word_first[:-1]] if n else np.zeros(0, np.int64)  # each sentence's first unit
     rep_head = trees.heads[rep].astype(np.int64)
     head_word = word_first[:-1][unit_sent] + np.maximum(rep_head, 1) - 1
-    unit_head = np.where(rep_head > 0, unit_of_word[head_word] - unit_base[unit_sent] + 1, 0)
+    head = np.where(rep_head > 0, unit_of_word[head_word] - unit_base[unit_sent] + 1, 0)
     first_words = np.flatnonzero(np.r_[True, unit_of_word[1:] != unit_of_word[:-1]]) if len(unit_of_word) else rep
-    unit_first_word = first_words - word_first[:-1][word_sent[first_words]]
-    unit_local = np.arange(len(rep)) - unit_base[unit_sent]
-    return AlignedBlock((unit_local[unit_of_piece] + 1).astype(np.int32), unit_head[unit_of_piece].astype(np.int32),
-                        trees.labels[rep][unit_of_piece].astype(np.int32), list(trees.label_names),
-                        np.asarray(piece_sizes, dtype=np.int64), unit_first_word[unit_of_piece].astype(np.int32))
+    first_word = first_words - word_first[:-1][word_sent[first_words]]
+    return np.arange(len(rep)) - unit_base[unit_sent], head, trees.labels[rep], first_word
 
 
 # --- the spans of one sentence, located ---------------------------------------------------------------------------
