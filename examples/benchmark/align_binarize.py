@@ -100,6 +100,9 @@ def measure(sentences, treebank=None):
     from fairseq_syntax.cli.binarize import main as binarize_main
     from fairseq_syntax.data.alignment.subword_align import align_corpus
 
+    import fairseq.data  # noqa: F401  (imported before the clocks start: binarising imports it, once a process)
+    import fairseq.data.indexed_dataset  # noqa: F401
+
     with tempfile.TemporaryDirectory() as d:
         conllu, bpe = make_inputs(d, sentences, treebank=treebank)
         n = sentences

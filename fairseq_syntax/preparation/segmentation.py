@@ -154,11 +154,11 @@ def check_unk_rate(args, destdir: str) -> Optional[Dict[str, float]]:
         if path is None or not os.path.exists(prefix + ".bin") or os.path.getsize(prefix + ".bin") == 0:
             continue
         unk = Dictionary.load(os.path.join(destdir, f"dict.{lang}.txt")).unk()
-        data = MMapIndexedDataset(prefix)
-        ids = np.frombuffer(data._bin_buffer, dtype=data._index.dtype)
-        tokens = len(ids) - len(data)  # without the EOS of every sentence
+        index = MMapIndexedDataset.Index(prefix + ".idx")
+        ids = np.memmap(prefix + ".bin", dtype=index.dtype, mode="r")
+        tokens = len(ids) - len(index)  # without the EOS of every sentence
         rate = float(np.count_nonzero(ids == unk)) / max(1, tokens)
-        del data, ids
+        del index, ids
         rates[lang] = rate
         logger.info("%s: the given dictionary %s turns %.2f%% of the training tokens into <unk>", lang, path,
                     100 * rate)

@@ -135,15 +135,18 @@ def _unit_trees(trees: TreeArrays, tok_first, unit_of_token):
     np.cumsum(trees.word_sizes, out=word_first[1:])
     word_sent = np.repeat(np.arange(n), trees.word_sizes)
     unit_of_word = unit_of_token[tok_first[:-1][word_sent] + trees.token_of_word]
-    order = np.lexsort((np.arange(len(unit_of_word)), trees.depths, unit_of_word))  # by unit, depth, position
-    grouped = unit_of_word[order]
-    rep = order[np.r_[True, grouped[1:] != grouped[:-1]]] if len(order) else order
+    # a unit's words are contiguous: its first word, and its member nearest the root (the least depth, then
+    # position, as one key per word)
+    first_words = np.flatnonzero(np.r_[True, unit_of_word[1:] != unit_of_word[:-1]]) if len(unit_of_word) \
+        else np.zeros(0, np.int64)
+    stride = len(unit_of_word) + 1
+    key = trees.depths.astype(np.int64) * stride + np.arange(len(unit_of_word))
+    rep = np.minimum.reduceat(key, first_words) % stride if len(first_words) else first_words
     unit_sent = word_sent[rep]
     unit_base = unit_of_word[word_first[:-1]] if n else np.zeros(0, np.int64)  # each sentence's first unit
     rep_head = trees.heads[rep].astype(np.int64)
     head_word = word_first[:-1][unit_sent] + np.maximum(rep_head, 1) - 1
     head = np.where(rep_head > 0, unit_of_word[head_word] - unit_base[unit_sent] + 1, 0)
-    first_words = np.flatnonzero(np.r_[True, unit_of_word[1:] != unit_of_word[:-1]]) if len(unit_of_word) else rep
     first_word = first_words - word_first[:-1][word_sent[first_words]]
     return np.arange(len(rep)) - unit_base[unit_sent], head, trees.labels[rep], first_word
 
@@ -174,26 +177,48 @@ def plain_piece_spans(pieces: Sequence[str], raw: str) -> Optional[Tuple[List[in
 def proto_piece_spans(proto, raw: str) -> Tuple[List[str], List[int], List[int]]:
     """(pieces, first non-space character, end) of SentencePiece's encoding of ``raw`` with offsets (a
     ``SentencePieceText``: ``encode(raw, out_type="proto")``; its offsets are UTF-8 bytes of the text it was
-    given, ``surface`` the piece's raw characters)."""
-    char_at = {0: 0}
-    b = 0
-    for k, ch in enumerate(raw):
-        b += len(ch.encode("utf-8"))
-        char_at[b] = k + 1
+    given, ``surface`` the piece's raw characters, which follow one another from the first piece's offset)."""
+    data = raw.encode("utf-8")
     pieces, starts, ends = [], [], []
+    pos = byte = None
     for p in proto.pieces:
+        if p.begin != byte:  # the first piece, or a gap in the surfaces: its offset in characters
+            byte, pos = p.begin, len(data[:p.begin].decode("utf-8", errors="ignore"))
         pieces.append(p.piece)
         surface = p.surface
         lead = len(surface) - len(surface.lstrip())
-        begin, end = char_at.get(p.begin), char_at.get(p.end)
-        if begin is None or end is None or lead == len(surface):
+        begin, pos, byte = pos, pos + len(surface), p.end
+        if lead == len(surface):
             starts.append(-1)
             ends.append(-1)
-            continue
-        starts.append(begin + lead)
-        ends.append(end)
+        else:
+            starts.append(begin + lead)
+            ends.append(pos)
     starts, ends = _fill_marks(starts, ends, len(raw))
     return pieces, starts, ends
+
+
+def normalized_piece_spans(pieces: Sequence[str], normalized: str, offsets: Sequence[int],
+                           n: int) -> Optional[Tuple[List[int], List[int]]]:
+    """(first non-space character, end) in the raw text of each piece, from SentencePiece's normalisation of the
+    raw text (``Normalize(raw, with_offsets=True)``: the normalised text, ``▁`` for its whitespace, and the raw
+    character each of its characters came from), which the pieces spell; None when they do not."""
+    if "".join(pieces) != normalized:
+        return None
+    starts: List[int] = []
+    ends: List[int] = []
+    at = 0
+    for piece in pieces:
+        lead = len(piece) - len(piece.lstrip(MARK))
+        at_end = at + len(piece)
+        if lead == len(piece):
+            starts.append(-1)
+            ends.append(-1)
+        else:
+            starts.append(offsets[at + lead])
+            ends.append(offsets[at_end])
+        at = at_end
+    return _fill_marks(starts, ends, n)
 
 
 def _fill_marks(starts, ends, n):
@@ -218,21 +243,31 @@ class SentenceSpans:
     piece_end: List[int]
 
 
-def locate_sentence(tokens: Sequence[str], raw: str, pieces: Sequence[str], spm=None) -> SentenceSpans:
+def locate_sentence(tokens: Sequence[str], raw: str, pieces: Sequence[str], spm=None,
+                    normalized=None) -> SentenceSpans:
     """The spans of one sentence: its tokens located in ``raw`` (:func:`locate_tokens`; :class:`WordNotFound`
-    when one is not there), its pieces by their characters or, where SentencePiece normalised the text, by the
-    offsets of the model ``spm`` (a ``SentencePieceProcessor``), whose encoding of ``raw`` must be ``pieces``
-    (:class:`PiecesDiffer` otherwise; :class:`NeedsModel` without a model)."""
+    when one is not there) and its pieces (:func:`locate_pieces`)."""
     token_start, token_end = locate_tokens(raw, tokens)
-    spans = plain_piece_spans(pieces, raw)
-    if spans is None:
-        if spm is None:
-            raise NeedsModel()
-        made, starts, ends = proto_piece_spans(spm.encode(raw, out_type="proto"), raw)
-        if made != list(pieces):
-            raise PiecesDiffer(made)
-        spans = starts, ends
-    return SentenceSpans(token_start, token_end, *spans)
+    return SentenceSpans(token_start, token_end, *locate_pieces(raw, pieces, spm, normalized))
+
+
+def locate_pieces(raw: str, pieces: Sequence[str], spm=None, normalized=None) -> Tuple[List[int], List[int]]:
+    """The spans of a sentence's pieces in ``raw``: by their characters, or, where SentencePiece normalised the
+    text, by the offsets of the model ``spm`` (a ``SentencePieceProcessor``): of its normalisation
+    (``normalized``, made already, or made here) when the pieces spell it, else of its encoding of ``raw``,
+    which must be ``pieces`` (:class:`PiecesDiffer` otherwise; :class:`NeedsModel` without a model)."""
+    spans = plain_piece_spans(pieces, raw) if normalized is None else None
+    if spans is None and (spm is not None or normalized is not None):
+        text, offsets = normalized or spm.Normalize(raw, with_offsets=True)
+        spans = normalized_piece_spans(pieces, text, offsets, len(raw))
+    if spans is not None:
+        return spans
+    if spm is None:
+        raise NeedsModel()
+    made, starts, ends = proto_piece_spans(spm.encode(raw, out_type="proto"), raw)
+    if made != list(pieces):
+        raise PiecesDiffer(made)
+    return starts, ends
 
 
 class NeedsModel(ValueError):
@@ -317,12 +352,16 @@ def _lengths(text: str):
     line is empty or not single-spaced."""
     if not text or "  " in text or " \n" in text or "\n " in text or "\n\n" in text or text[0] in " \n":
         return None
-    c = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    sep = (c == 32) | (c == 10)
+    b = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    sep = (b == 32) | (b == 10)
     ends = np.flatnonzero(sep)
-    content = np.cumsum(~sep & (c != 0x2581))
-    lengths = np.diff(content[ends], prepend=0)
-    newline = c[ends] == 10
+    # a character is a byte that does not continue one (10xxxxxx); ▁ (E2 96 81) and the separators do not count
+    content = ((b & 0xC0) != 0x80) & ~sep
+    if MARK in text:
+        content[np.flatnonzero((b[:-2] == 0xE2) & (b[1:-1] == 0x96) & (b[2:] == 0x81))] = False
+    counted = np.cumsum(content)
+    lengths = np.diff(counted[ends], prepend=0)
+    newline = b[ends] == 10
     per_line = np.diff(np.flatnonzero(newline), prepend=-1)
     return lengths, per_line
 
@@ -350,6 +389,7 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
         piece_sizes = np.array([len(p.split()) for p in pieces], np.int64)
         slow = range(n)
         piece_len = np.zeros(int(piece_sizes.sum()), np.int64)
+        raw_ns = piece_ns = None  # not compared: every sentence is located
     else:
         tok_len, _ = tok
         piece_len, piece_sizes = got
@@ -380,17 +420,29 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
     tok_start, tok_end = tok_at, tok_at + tok_len
     piece_start, piece_end = piece_at, piece_at + piece_len
     piece_lines_of = piece_text.split("\n") if slow else None
+    normalized = {}  # the model's normalisation, in one call, of the sentences whose pieces do not spell them
+    if slow and spm is not None:
+        which = [k for k in slow if piece_ns[k] != raw_ns[k]] if isinstance(raw_ns, list) else list(slow)
+        if which:
+            normalized = dict(zip(which, spm.Normalize([raw[k] for k in which], with_offsets=True)))
     for k in slow:
+        # tokens that spell a raw text without whitespace keep their spans from lengths (they are its offsets)
+        spelled = isinstance(raw_ns, list) and raw_ns[k] == tok_ns[k] and len(raw_ns[k]) == len(raw[k])
+        pieces_k = piece_lines_of[k].split()
         try:
-            spans = locate_sentence(trees.tokens(k), raw[k], piece_lines_of[k].split(), spm)
+            if spelled:
+                starts, ends = locate_pieces(raw[k], pieces_k, spm, normalized.get(k))
+            else:
+                spans = locate_sentence(trees.tokens(k), raw[k], pieces_k, spm, normalized.get(k))
+                a, b = tok_first[k], tok_first[k + 1]
+                tok_start[a:b], tok_end[a:b] = spans.token_start, spans.token_end
+                starts, ends = spans.piece_start, spans.piece_end
         except (WordNotFound, NeedsModel, PiecesDiffer) as e:
             raise _Failure(k, e) from None
-        if len(spans.piece_start) != piece_sizes[k]:
+        if len(starts) != piece_sizes[k]:
             raise _Failure(k, "pieces")
-        a, b = tok_first[k], tok_first[k + 1]
-        tok_start[a:b], tok_end[a:b] = spans.token_start, spans.token_end
         a, b = piece_first[k], piece_first[k + 1]
-        piece_start[a:b], piece_end[a:b] = spans.piece_start, spans.piece_end
+        piece_start[a:b], piece_end[a:b] = starts, ends
     offset_t, offset_p = tok_sent * stride, piece_sent * stride
     return units_from_spans(trees, tok_start + offset_t, tok_end + offset_t, piece_sizes, piece_start + offset_p,
                             piece_end + offset_p)
