@@ -2,44 +2,34 @@
 
 SentencePiece segments the raw sentence (``▁`` marks a word start), the parser tokenises it its own way, so a
 piece may cut across the parser's words ("don't": ``▁don`` ``'t`` against UDPipe's ``do`` ``n't``) and
-Japanese has no spaces to agree on. Both are placed in the raw sentence by character offsets (the parser's
-surface tokens by :mod:`.word_offsets`; the pieces by SentencePiece's own offsets, or, where it left the text
-as it was, by their characters) and combined by the rule of docs/design.md ("SentencePiece units"):
+Japanese has no spaces to agree on. Both are placed in the raw sentence by character offsets and combined by the
+rule of docs/design.md ("SentencePiece units", :mod:`.piece_units`). Each piece gets what a BPE subword gets
+(:mod:`.subword_align`): its unit (1-based), the unit's head unit (0 = root) and label, and in addition the
+unit's first parser word (0-based), which the aligned-tree view names a unit by. Every parent strategy and depth
+then works as it does for BPE.
 
-* a piece belongs to the token that holds its first non-space character; a piece that is only ``▁`` goes with
-  the next one;
-* tokens that share a piece (a piece whose characters reach into the next token), and a token that no piece
-  belongs to, become one *unit* with their neighbour;
-* a unit's head is the head of its member nearest the root (the first of them on ties: the member whose own
-  head lies outside the unit), its label that member's, as multiword tokens are collapsed
-  (:func:`fairseq_syntax.data.trees.tree.token_tree`), so the units form a tree again.
-
-Each piece gets what a BPE subword gets (:mod:`.subword_align`): its unit (1-based), the unit's head unit (0 =
-root) and label, and in addition the unit's first parser word (0-based), which the aligned-tree view names a
-unit by. Every parent strategy and depth then works as it does for BPE.
-
-:func:`units_from_spans` is the rule, for many sentences at once (array operations, no loop over sentences or
-characters). :func:`iter_piece_aligned_blocks` feeds it a CoNLL-U file's blocks: where a sentence's tokens and
-pieces spell its raw text exactly (whitespace aside), their spans come from their lengths alone, for the whole
-block at once; the other sentences (a re-written word, text that SentencePiece normalised) are located one by
-one. :func:`align_sentence_pieces` does one sentence (decoding raw text).
+:func:`iter_piece_aligned_blocks` reads a CoNLL-U file's blocks with their raw text and pieces: where a
+sentence's tokens and pieces spell its raw text exactly (whitespace aside), their spans come from their lengths
+alone, for the whole block at once; the other sentences (a re-written word, text that SentencePiece normalised)
+are located one by one (:mod:`.piece_spans`). :func:`align_sentence_pieces` does one sentence (decoding raw
+text).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Sequence
 
 import numpy as np
 
-from fairseq_syntax.data.alignment.subword_align import AlignedBlock
-from fairseq_syntax.data.alignment.word_offsets import WordNotFound, locate_tokens
+from fairseq_syntax.data.alignment.piece_spans import MARK, NeedsModel, PiecesDiffer, locate_pieces, locate_sentence
+from fairseq_syntax.data.alignment.piece_units import TreeArrays, units_from_spans
+from fairseq_syntax.data.alignment.word_offsets import WordNotFound
 from fairseq_syntax.data.trees.conllu_blocks import ColumnBlock, read_blocks
 from fairseq_syntax.errors import SyntaxDataError
 from fairseq_syntax.text_reading import open_text
 
-#: SentencePiece's word-start mark (U+2581), which stands for the whitespace before a piece
-MARK = "\u2581"
+__all__ = ["MARK", "TreeArrays", "align_block_pieces", "align_sentence_pieces", "iter_piece_aligned_blocks",
+           "load_sentencepiece", "units_from_spans"]
 
 
 def load_sentencepiece(path: str):
@@ -50,236 +40,6 @@ def load_sentencepiece(path: str):
         return spm.SentencePieceProcessor(model_file=path)
     except (OSError, RuntimeError) as e:
         raise SyntaxDataError(path, f"not a SentencePiece model ({' '.join(str(e).split())[:200]})") from None
-
-
-@dataclass
-class TreeArrays:
-    """The trees of consecutive sentences over their words, flat (sentence k's words follow the words of the
-    sentences before it): ``heads`` 1-based within the sentence (0 = root), ``depths`` arcs to the root,
-    ``labels`` ids into ``label_names``; ``surface`` the surface tokens, a line per sentence joined by single
-    spaces, ``token_sizes`` the tokens per sentence and ``token_of_word`` each word's 0-based token within its
-    sentence (a multiword token covers several words)."""
-
-    word_sizes: np.ndarray
-    heads: np.ndarray
-    depths: np.ndarray
-    labels: np.ndarray
-    label_names: List[str]
-    surface: str
-    token_sizes: np.ndarray
-    token_of_word: np.ndarray
-
-    def tokens(self, k: int) -> List[str]:
-        """Sentence k's surface tokens."""
-        return self.lines()[k].split(" ")
-
-    def lines(self) -> List[str]:
-        if not hasattr(self, "_lines"):
-            self._lines = self.surface.split("\n")
-        return self._lines
-
-
-def units_from_spans(trees: TreeArrays, token_start, token_end, piece_sizes, piece_start, piece_end) -> AlignedBlock:
-    """Per piece: unit, head unit, label and first word (the rule of the module docstring) for many sentences.
-
-    ``token_start`` / ``token_end``: each surface token's characters ``[start, end)``, ``piece_start`` the first
-    non-space character of each piece (a piece that is only ``▁``: the next piece's), ``piece_end`` the end of
-    its characters; all as keys that order the block (a sentence's offsets plus its index times a stride larger
-    than any sentence), so no span reaches into another sentence. ``piece_sizes``: pieces per sentence (each
-    sentence has at least one)."""
-    n = len(trees.word_sizes)
-    tok_first = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.asarray(trees.token_sizes, dtype=np.int64), out=tok_first[1:])
-    piece_sent = np.repeat(np.arange(n), piece_sizes)
-    # a piece belongs to the token holding its first character (in a gap: the next token; after the last: the last)
-    token_of_piece = np.minimum(np.searchsorted(token_end, piece_start, "right"), tok_first[1:][piece_sent] - 1)
-    unit_of_token = _token_units(tok_first, token_start, token_end, piece_start, piece_end, token_of_piece)
-    unit_of_piece = unit_of_token[token_of_piece]
-    local, head, label, first_word = _unit_trees(trees, tok_first, unit_of_token)
-    return AlignedBlock((local[unit_of_piece] + 1).astype(np.int32), head[unit_of_piece].astype(np.int32),
-                        label[unit_of_piece].astype(np.int32), list(trees.label_names),
-                        np.asarray(piece_sizes, dtype=np.int64), first_word[unit_of_piece].astype(np.int32))
-
-
-def _token_units(tok_first, token_start, token_end, piece_start, piece_end, token_of_piece) -> np.ndarray:
-    """The block-wide unit of each token: token t joins t - 1's unit when the piece holding t - 1's last character
-    reaches into t; a unit no piece belongs to then joins the unit before it (a sentence's first, the one after)."""
-    starts_sentence = np.zeros(len(token_start), dtype=bool)
-    starts_sentence[tok_first[:-1][tok_first[1:] > tok_first[:-1]]] = True
-    holder = np.maximum(np.searchsorted(piece_start, token_end - 1, "right") - 1, 0)
-    shared = np.zeros(len(token_start), dtype=bool)
-    shared[1:] = piece_end[holder[:-1]] > token_start[1:]
-    new_unit = starts_sentence | ~shared
-    unit_of_token = np.cumsum(new_unit) - 1
-    for _ in range(len(token_start)):  # rare (no piece starts in or reaches the token): a few rounds at most
-        units = int(unit_of_token[-1]) + 1 if len(unit_of_token) else 0
-        empty = np.flatnonzero(np.bincount(unit_of_token[token_of_piece], minlength=units) == 0)
-        if not len(empty):
-            break
-        first_token = np.flatnonzero(new_unit)
-        for u in empty.tolist():
-            t = first_token[u]
-            if not starts_sentence[t]:
-                new_unit[t] = False
-            elif u + 1 < len(first_token) and not starts_sentence[first_token[u + 1]]:
-                new_unit[first_token[u + 1]] = False
-        unit_of_token = np.cumsum(new_unit) - 1
-    return unit_of_token
-
-
-def _unit_trees(trees: TreeArrays, tok_first, unit_of_token):
-    """Per block-wide unit: its index in its sentence, its head unit (1-based, 0 = root) and label, which are
-    those of its member word nearest the root (the first on ties), and its first word (0-based)."""
-    n = len(trees.word_sizes)
-    word_first = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(trees.word_sizes, out=word_first[1:])
-    word_sent = np.repeat(np.arange(n), trees.word_sizes)
-    unit_of_word = unit_of_token[tok_first[:-1][word_sent] + trees.token_of_word]
-    # a unit's words are contiguous: its first word, and its member nearest the root (the least depth, then
-    # position, as one key per word)
-    first_words = np.flatnonzero(np.r_[True, unit_of_word[1:] != unit_of_word[:-1]]) if len(unit_of_word) \
-        else np.zeros(0, np.int64)
-    stride = len(unit_of_word) + 1
-    key = trees.depths.astype(np.int64) * stride + np.arange(len(unit_of_word))
-    rep = np.minimum.reduceat(key, first_words) % stride if len(first_words) else first_words
-    unit_sent = word_sent[rep]
-    unit_base = unit_of_word[word_first[:-1]] if n else np.zeros(0, np.int64)  # each sentence's first unit
-    rep_head = trees.heads[rep].astype(np.int64)
-    head_word = word_first[:-1][unit_sent] + np.maximum(rep_head, 1) - 1
-    head = np.where(rep_head > 0, unit_of_word[head_word] - unit_base[unit_sent] + 1, 0)
-    first_word = first_words - word_first[:-1][word_sent[first_words]]
-    return np.arange(len(rep)) - unit_base[unit_sent], head, trees.labels[rep], first_word
-
-
-# --- the spans of one sentence, located ---------------------------------------------------------------------------
-def plain_piece_spans(pieces: Sequence[str], raw: str) -> Optional[Tuple[List[int], List[int]]]:
-    """(first non-space character, end) of each piece in ``raw`` when the pieces' characters are the raw text's
-    (SentencePiece changed nothing but whitespace), else None."""
-    starts: List[int] = []
-    ends: List[int] = []
-    pos, n = 0, len(raw)
-    for piece in pieces:
-        text = piece.replace(MARK, "")
-        if not text:
-            starts.append(-1)  # only the mark: the next piece's start
-            ends.append(-1)
-            continue
-        while pos < n and raw[pos].isspace():
-            pos += 1
-        if not raw.startswith(text, pos):
-            return None
-        starts.append(pos)
-        ends.append(pos + len(text))
-        pos += len(text)
-    return _fill_marks(starts, ends, n)
-
-
-def proto_piece_spans(proto, raw: str) -> Tuple[List[str], List[int], List[int]]:
-    """(pieces, first non-space character, end) of SentencePiece's encoding of ``raw`` with offsets (a
-    ``SentencePieceText``: ``encode(raw, out_type="proto")``; its offsets are UTF-8 bytes of the text it was
-    given, ``surface`` the piece's raw characters, which follow one another from the first piece's offset)."""
-    data = raw.encode("utf-8")
-    pieces, starts, ends = [], [], []
-    pos = byte = None
-    for p in proto.pieces:
-        if p.begin != byte:  # the first piece, or a gap in the surfaces: its offset in characters
-            byte, pos = p.begin, len(data[:p.begin].decode("utf-8", errors="ignore"))
-        pieces.append(p.piece)
-        surface = p.surface
-        lead = len(surface) - len(surface.lstrip())
-        begin, pos, byte = pos, pos + len(surface), p.end
-        if lead == len(surface):
-            starts.append(-1)
-            ends.append(-1)
-        else:
-            starts.append(begin + lead)
-            ends.append(pos)
-    starts, ends = _fill_marks(starts, ends, len(raw))
-    return pieces, starts, ends
-
-
-def normalized_piece_spans(pieces: Sequence[str], normalized: str, offsets: Sequence[int],
-                           n: int) -> Optional[Tuple[List[int], List[int]]]:
-    """(first non-space character, end) in the raw text of each piece, from SentencePiece's normalisation of the
-    raw text (``Normalize(raw, with_offsets=True)``: the normalised text, ``▁`` for its whitespace, and the raw
-    character each of its characters came from), which the pieces spell; None when they do not."""
-    if "".join(pieces) != normalized:
-        return None
-    starts: List[int] = []
-    ends: List[int] = []
-    at = 0
-    for piece in pieces:
-        lead = len(piece) - len(piece.lstrip(MARK))
-        at_end = at + len(piece)
-        if lead == len(piece):
-            starts.append(-1)
-            ends.append(-1)
-        else:
-            starts.append(offsets[at + lead])
-            ends.append(offsets[at_end])
-        at = at_end
-    return _fill_marks(starts, ends, n)
-
-
-def _fill_marks(starts, ends, n):
-    """A piece without characters (-1) takes the start of the next piece that has some (the end of the text
-    after the last), and ends there."""
-    nxt = n
-    for k in range(len(starts) - 1, -1, -1):
-        if starts[k] < 0:
-            starts[k] = ends[k] = nxt
-        else:
-            nxt = starts[k]
-    return starts, ends
-
-
-@dataclass
-class SentenceSpans:
-    """One sentence's surface tokens and pieces located in its raw text (character offsets)."""
-
-    token_start: List[int]
-    token_end: List[int]
-    piece_start: List[int]
-    piece_end: List[int]
-
-
-def locate_sentence(tokens: Sequence[str], raw: str, pieces: Sequence[str], spm=None,
-                    normalized=None) -> SentenceSpans:
-    """The spans of one sentence: its tokens located in ``raw`` (:func:`locate_tokens`; :class:`WordNotFound`
-    when one is not there) and its pieces (:func:`locate_pieces`)."""
-    token_start, token_end = locate_tokens(raw, tokens)
-    return SentenceSpans(token_start, token_end, *locate_pieces(raw, pieces, spm, normalized))
-
-
-def locate_pieces(raw: str, pieces: Sequence[str], spm=None, normalized=None) -> Tuple[List[int], List[int]]:
-    """The spans of a sentence's pieces in ``raw``: by their characters, or, where SentencePiece normalised the
-    text, by the offsets of the model ``spm`` (a ``SentencePieceProcessor``): of its normalisation
-    (``normalized``, made already, or made here) when the pieces spell it, else of its encoding of ``raw``,
-    which must be ``pieces`` (:class:`PiecesDiffer` otherwise; :class:`NeedsModel` without a model)."""
-    spans = plain_piece_spans(pieces, raw) if normalized is None else None
-    if spans is None and (spm is not None or normalized is not None):
-        text, offsets = normalized or spm.Normalize(raw, with_offsets=True)
-        spans = normalized_piece_spans(pieces, text, offsets, len(raw))
-    if spans is not None:
-        return spans
-    if spm is None:
-        raise NeedsModel()
-    made, starts, ends = proto_piece_spans(spm.encode(raw, out_type="proto"), raw)
-    if made != list(pieces):
-        raise PiecesDiffer(made)
-    return starts, ends
-
-
-class NeedsModel(ValueError):
-    """The pieces do not spell the raw text (SentencePiece normalised it): only the model's offsets place them."""
-
-
-class PiecesDiffer(ValueError):
-    """The model's encoding of the raw text is not the given pieces."""
-
-    def __init__(self, made):
-        self.made = made
-        super().__init__(f"the model makes {' '.join(made[:12])!r} of it")
 
 
 def align_sentence_pieces(sent, raw: str, pieces: Sequence[str], spm=None, where: str = "input"):
