@@ -125,6 +125,9 @@ def test_the_command_line():
     ok = run([tool("fairseq-syntax-settings"), "tanaka-ja-en", "dep_rel", "--json"])
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["dep_rel"]["baseline"] == "transformer"
+    plain = run([tool("fairseq-syntax-settings"), "multi30k-en-de", "transformer", "dep_rel"]).stdout.splitlines()
+    assert plain[0].startswith("transformer\t") and plain[0].endswith("\t(baseline)"), plain
+    assert plain[1].startswith("dep_rel\t") and plain[1].endswith("\tagainst transformer"), plain
     for argv, message in ((["tanaka-ja-x"], "no recipe named 'tanaka-ja-x'"),
                           (["tanaka-en-ja", "syncattn"], "recipe tanaka-en-ja has no model 'syncattn'")):
         bad = run([tool("fairseq-syntax-settings"), *argv], check=False)

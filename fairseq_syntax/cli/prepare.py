@@ -42,11 +42,11 @@ def get_parser():
     p.add_argument("--parser-target", choices=PARSER_CHOICES, default=None,
                    help="parser of the target side (default: --parser), e.g. udpipe for English")
     p.add_argument("--parser-model-source", default=None,
-                   help="the source side's parser model: spacy package or path (default ja_ginza), udpipe model "
-                   "file")
+                   help="the source side's parser model: for spacy a package or path (ja_ginza when not given), "
+                   "for udpipe the .udpipe file (needed), for stanza none (--stanza-dir holds its models)")
     p.add_argument("--parser-model-target", default=None,
-                   help="the target side's parser model: spacy package or path (default ja_ginza), udpipe model "
-                   "file")
+                   help="the target side's parser model: for spacy a package or path (ja_ginza when not given), "
+                   "for udpipe the .udpipe file (needed), for stanza none (--stanza-dir holds its models)")
     p.add_argument("--stanza-dir", default=None, help="stanza model directory")
     p.add_argument("--gpu", action="store_true", help="parse on the GPU")
     p.add_argument("--pretokenized", nargs="?", const="source,target", default="", metavar="SIDES",

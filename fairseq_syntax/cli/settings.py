@@ -176,7 +176,7 @@ def main(argv=None):
         print(json.dumps({m: asdict(s) for m, s in table.items()}, indent=1))
     else:
         for m, s in table.items():
-            print(f"{m}\t--arch {s.arch}\t{s.data}\t{s.batch}\tagainst {s.baseline}")
+            print(f"{m}\t--arch {s.arch}\t{s.data}\t{s.batch}\t" + (f"against {s.baseline}" if s.baseline != m else "(baseline)"))
 
 
 def cli_main(argv=None):
