@@ -9,30 +9,22 @@ the file it vouches for and a digest of what the file was made from (inputs and 
 before the file is replaced and written after it, so a kill between the two leaves a file without a stamp,
 which the next run makes again.
 
-Test hooks (environment): ``FAIRSEQ_SYNTAX_WRITE_LOG=FILE`` appends each boundary's number and path to FILE;
-``FAIRSEQ_SYNTAX_KILL_AT_WRITE=N`` kills the process (SIGKILL) right after its N-th boundary.
+Each boundary is told to :data:`boundary_observers` (none in a normal run): a test adds one to list the
+boundaries of a run, or to kill the process at one of them and check that the next run finishes it.
 """
 import hashlib
 import json
 import os
-import signal
-from typing import Optional
+from typing import Callable, List, Optional
 
-WRITE_LOG_ENV = "FAIRSEQ_SYNTAX_WRITE_LOG"
-KILL_AT_WRITE_ENV = "FAIRSEQ_SYNTAX_KILL_AT_WRITE"
-_boundaries = 0
+#: called, in order, with the path of every durable write once it is complete
+boundary_observers: List[Callable[[str], None]] = []
 
 
 def write_boundary(path: str) -> None:
-    """Count one durable write (``path`` now complete); the test hooks act here."""
-    global _boundaries
-    _boundaries += 1
-    log = os.environ.get(WRITE_LOG_ENV)
-    if log:
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(f"{_boundaries}\t{path}\n")
-    if os.environ.get(KILL_AT_WRITE_ENV) == str(_boundaries):
-        os.kill(os.getpid(), signal.SIGKILL)
+    """One durable write is complete (``path``): its observers are told."""
+    for observe in boundary_observers:
+        observe(path)
 
 
 #: this process's part of temporary names, by pid (a forked child makes its own)

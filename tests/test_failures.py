@@ -17,6 +17,9 @@ import pytest
 
 from helpers import USER_DIR, env, generate_cmd, preprocess, run, tool, train_cmd
 
+#: the runner that kills or stops a command at a chosen point
+FAULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faults.py")
+
 
 def assert_one_line(p, *names, status=1):
     """Exit status, one ``error:`` line naming every one of names, no traceback."""
@@ -245,9 +248,11 @@ def _state(pid):
 
 
 #: where prepare's process group is killed: while fairseq-preprocess binarizes (its dictionaries written: the
-#: log line it writes then; no write boundary of ours), and stopped by the test hook after the first side's
-#: trees. Every write boundary is killed at, in a forked run, in test_prepare_resume.py
-KILL_AT = ["log:[src] Dictionary", "stop:syntax train src"]
+#: log line it writes then; no write boundary of ours), and stopped (tests/faults.py) as the second side's
+#: alignment begins, the first side's trees binarized. Every write boundary is killed at, in a forked run, in
+#: test_prepare_resume.py
+KILL_AT = ["log:[src] Dictionary",
+           "stop:fairseq_syntax.preparation.prepare:2:aligning the trees to the subwords and binarizing them"]
 
 
 @pytest.mark.slow  # a killed prepare and its rerun: 7 s each
@@ -258,8 +263,8 @@ def test_prepare_killed_then_the_same_command_resumes(corpus, uninterrupted, tmp
     kind, step = where.split(":", 1)
     dest = tmp_path / "bin"
     cmd = _prepare(corpus, dest)
-    extra = {"FAIRSEQ_SYNTAX_STOP_AT": step} if kind == "stop" else {}
-    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**env(), **extra}, start_new_session=True)
+    faulty = [sys.executable, FAULTS, f"stop-at-log={step}", "--", *cmd[1:]] if kind == "stop" else cmd
+    p = subprocess.Popen(faulty, stderr=subprocess.PIPE, text=True, env=env(), start_new_session=True)
     if kind == "log":
         for line in p.stderr:
             if step in line:
@@ -398,15 +403,16 @@ time.sleep(60)
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_parse_killed_by_its_pid_leaves_no_worker(corpus, tmp_path):
-    """fairseq-syntax-parse --workers 2 killed by its own pid (SIGKILL, the chunked steps' test hook: after its
-    first committed chunk, its workers busy with the next): no process of its session is left."""
+    """fairseq-syntax-parse --workers 2 killed by its own pid (SIGKILL, tests/faults.py: after its first
+    committed chunk, its workers busy with the next): no process of its session is left."""
     lines = (corpus / "train.src").read_text(encoding="utf-8").splitlines() * 10
     text = tmp_path / "in.txt"
     text.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    p = subprocess.Popen([tool("fairseq-syntax-parse"), "-i", str(text), "-o", str(tmp_path / "o.conllu"),
+    p = subprocess.Popen([sys.executable, FAULTS, "kill-after-chunks=1", "--", tool("fairseq-syntax-parse"), "-i",
+                          str(text), "-o", str(tmp_path / "o.conllu"),
                           "--backend", "conllu", "--model", str(corpus / "train.src.conllu"), "--pretokenized",
                           "--workers", "2", "--chunk-size", "256", "--batch-size", "256", "--no-progress"],
-                         stderr=subprocess.DEVNULL, env={**env(), "FAIRSEQ_SYNTAX_KILL_AFTER_CHUNKS": "1"},
+                         stderr=subprocess.DEVNULL, env=env(),
                          start_new_session=True)
     p.wait()
     assert p.returncode == -signal.SIGKILL

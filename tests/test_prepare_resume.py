@@ -3,7 +3,7 @@ and with other ones: byte for byte the data-bin of a clean run of the options gi
 hand a run codes learned with other settings; one prepare at a time per folder, a stale lock taken over.
 
 The runs are forked from this process (the plugin imported once: a tiny prepare takes about 0.3 s), and a run
-is killed with SIGKILL by the hook at its N-th durable write."""
+is killed with SIGKILL at its N-th durable write (tests/faults.py, an observer of the write boundaries)."""
 import json
 import os
 import signal
@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 
+import faults
 import pytest
 
 from helpers import preprocess, run
@@ -25,9 +26,9 @@ def _args(corpus, dest, extra):
             "--destdir", str(dest), "--no-progress", *extra]
 
 
-def _forked(argv, env=None, stop=False):
-    """Run prepare in a forked child with ``env`` set there; (pid, wait status) once it ended, or with ``stop``
-    the pid once it has stopped itself (FAIRSEQ_SYNTAX_STOP_AT)."""
+def _forked(argv, fault=None, stop=False):
+    """Run prepare in a forked child, ``fault`` (a function of tests/faults.py) called there first; (pid, wait
+    status) once it ended, or with ``stop`` the pid once it has stopped itself."""
     import logging
 
     from fairseq_syntax import durable_files
@@ -40,8 +41,9 @@ def _forked(argv, env=None, stop=False):
     if pid == 0:  # the child: never returns into pytest
         code = 1
         try:
-            os.environ.update(env or {})
-            durable_files._boundaries = 0
+            durable_files.boundary_observers.clear()
+            if fault is not None:
+                fault()
             logging.disable(logging.WARNING)
             prepare(get_parser().parse_args(argv))
             code = 0
@@ -51,13 +53,13 @@ def _forked(argv, env=None, stop=False):
     return pid, status
 
 
-def _ok(argv, env=None):
-    _, status = _forked(argv, env)
+def _ok(argv, fault=None):
+    _, status = _forked(argv, fault)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
 
 
 def _killed_at(argv, n):
-    _, status = _forked(argv, {"FAIRSEQ_SYNTAX_KILL_AT_WRITE": str(n)})
+    _, status = _forked(argv, lambda: faults.kill_at_boundary(n))
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (n, status)
 
 
@@ -70,7 +72,7 @@ def tiny(tmp_path_factory):
     _ok(_args(d / "c", d / "clean_a", OPTIONS_A))
     _ok(_args(d / "c", d / "clean_b", OPTIONS_B))
     log = d / "writes.log"
-    _ok(_args(d / "c", d / "logged", OPTIONS_A), {"FAIRSEQ_SYNTAX_WRITE_LOG": str(log)})
+    _ok(_args(d / "c", d / "logged", OPTIONS_A), lambda: faults.log_boundaries(str(log)))
     writes = [line.split("\t", 1)[1] for line in log.read_text().splitlines()]
     return d, writes
 
@@ -114,7 +116,7 @@ def test_codes_of_a_killed_run_with_other_merges_are_not_reused(tiny, tmp_path):
     dest = tmp_path / "bin"
     _ok(_args(d / "c", dest, OPTIONS_A))
     log = tmp_path / "b.log"
-    _ok(_args(d / "c", tmp_path / "probe", OPTIONS_B), {"FAIRSEQ_SYNTAX_WRITE_LOG": str(log)})
+    _ok(_args(d / "c", tmp_path / "probe", OPTIONS_B), lambda: faults.log_boundaries(str(log)))
     codes_write = next(i for i, line in enumerate(log.read_text().splitlines(), 1)
                        if line.endswith("work/bpe.codes.joint"))
     _killed_at(_args(d / "c", dest, OPTIONS_B), codes_write)  # B's codes in place, A's stamp (if any) beside
@@ -129,7 +131,7 @@ def test_one_prepare_at_a_time_and_a_stale_lock_is_taken_over(tiny, tmp_path):
     d, _ = tiny
     dest = tmp_path / "bin"
     argv = _args(d / "c", dest, OPTIONS_A)
-    holder, status = _forked(argv, {"FAIRSEQ_SYNTAX_STOP_AT": "bpe"}, stop=True)
+    holder, status = _forked(argv, lambda: faults.stop_at_boundary("work/bpe.codes.joint"), stop=True)
     try:
         assert os.WIFSTOPPED(status)
         before = sorted(os.listdir(dest))

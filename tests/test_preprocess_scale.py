@@ -20,12 +20,12 @@ from conftest import require_shared
 from helpers import ROOT, preprocess
 
 EWT_DEV = ("data", "UD_English-EWT", "en_ewt-ud-dev.conllu")
-KILL = "FAIRSEQ_SYNTAX_KILL_AFTER_CHUNKS"
+#: the runner that kills a command after its N-th committed chunk: [*FAULTS, "kill-after-chunks=N", "--", ...]
+FAULTS = [sys.executable, os.path.join(ROOT, "tests", "faults.py")]
 
 
 def _env(**extra):
     e = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", FAIRSEQ_SYNTAX_DATA_ONLY="1")
-    e.pop(KILL, None)
     e.update(extra)
     return e
 
@@ -117,7 +117,7 @@ def test_shards_assembled_equal_the_unsharded_parse(ewt, reference, tmp_path):
 
 def test_killed_parse_resumes_to_the_same_output(ewt, reference, tmp_path):
     out = tmp_path / "killed.conllu"
-    p = _run(_parse_cmd(ewt, out), **{KILL: "2"})
+    p = _run([*FAULTS, "kill-after-chunks=2", "--", *_parse_cmd(ewt, out)[1:]])
     assert p.returncode == -signal.SIGKILL
     assert not out.exists()
     chunks = sorted(os.listdir(str(out) + ".chunks"))
@@ -239,7 +239,7 @@ def test_language_filter_workers_kill_and_resume(pud_pairs, tmp_path):
     _ok(_run([sys.executable, "-c", FILTER, *pud_pairs, str(w2), "2"]))
     assert w2.read_bytes() == ref.read_bytes()
     killed = tmp_path / "killed.mask"
-    p = _run([sys.executable, "-c", FILTER, *pud_pairs, str(killed), "1"], **{KILL: "1"})
+    p = _run([*FAULTS, "kill-after-chunks=1", "--", "-c", FILTER, *pud_pairs, str(killed), "1"])
     assert p.returncode == -signal.SIGKILL and not killed.exists()
     p = _ok(_run([sys.executable, "-c", FILTER, *pud_pairs, str(killed), "2"]))
     assert "reused 16 processed 54" in p.stdout
@@ -271,7 +271,7 @@ def test_bpe_apply_workers_kill_and_resume(ewt, tmp_path):
         _ok(_run([sys.executable, "-c", BPE, str(codes), ewt["tok"], str(out), str(w)]))
         assert out.read_text(encoding="utf-8") == expected
     killed = tmp_path / "killed.bpe"
-    p = _run([sys.executable, "-c", BPE, str(codes), ewt["tok"], str(killed), "1"], **{KILL: "3"})
+    p = _run([*FAULTS, "kill-after-chunks=3", "--", "-c", BPE, str(codes), ewt["tok"], str(killed), "1"])
     assert p.returncode == -signal.SIGKILL and not killed.exists()
     p = _ok(_run([sys.executable, "-c", BPE, str(codes), ewt["tok"], str(killed), "1"]))
     assert "reused 150 processed 150" in p.stdout

@@ -28,7 +28,6 @@ import hashlib
 import json
 import logging
 import os
-import signal
 from collections import deque
 from typing import (
     Any,
@@ -55,8 +54,6 @@ from fairseq_syntax.text_reading import read_text_lines
 logger = logging.getLogger(__name__)
 
 FORMAT = 1
-#: test hook: kill this process with SIGKILL after it has committed this many chunks
-KILL_AFTER_ENV = "FAIRSEQ_SYNTAX_KILL_AFTER_CHUNKS"
 
 
 def parse_shard(spec: Optional[str]) -> Optional[Tuple[int, int]]:
@@ -314,21 +311,15 @@ def run_chunked(
     finished = {c for c in mine if store.read(c, digests[c]) is not None}
     todo = [c for c in mine if c not in finished]
     reused = sum(sizes[c] for c in finished)
-    kill_after = int(os.environ.get(KILL_AFTER_ENV, "0") or 0)
-    committed = 0
 
     def commit(c, result):
-        nonlocal committed
         text, n_units = result
         store.commit(c, text, digests[c], sizes[c], n_units)
-        committed += 1
         bar.update(sizes[c])
         if not progress:
             progress_log.update(sizes[c])
         if on_commit:
             on_commit(c, n_units)
-        if kill_after and committed >= kill_after:
-            os.kill(os.getpid(), signal.SIGKILL)
 
     total = sum(sizes[c] for c in mine)
     progress_log = ProgressLog(desc or out_path, total, reused, unit)

@@ -1,6 +1,6 @@
 """The data-bin folder before and around the work: its paths checked before any work, the marker of an
 unfinished preparation (the options of the run writing it), a finished data-bin refused without
-``--overwrite``, fairseq-preprocess run in this process, and the test hook that stops prepare after a step.
+``--overwrite``, fairseq-preprocess run in this process.
 """
 from __future__ import annotations
 
@@ -8,25 +8,11 @@ import json
 import logging
 import os
 import re
-import signal
 
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 from fairseq_syntax.preparation.databin_record import UNFINISHED_FILE
 
 logger = logging.getLogger(__name__)
-
-
-#: test hook: prepare stops itself (SIGSTOP) after the step this names ("bpe": BPE applied; "tokens":
-#: fairseq-preprocess's dictionaries and token datasets written; "syntax SPLIT LANG": that side's trees
-#: binarized), so that a test can kill it there (tests/test_failures.py)
-STOP_AT_ENV = "FAIRSEQ_SYNTAX_STOP_AT"
-
-
-
-def stop_here_for_tests(step: str) -> None:
-    if os.environ.get(STOP_AT_ENV) == step:
-        os.kill(os.getpid(), signal.SIGSTOP)
-
 
 
 def check_paths(args, splits, work, destdir=True):

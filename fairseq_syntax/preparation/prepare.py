@@ -48,7 +48,6 @@ from fairseq_syntax.preparation.destdir import (
     check_destdir,
     check_paths,
     fairseq_preprocess,
-    stop_here_for_tests,
     unfinished_marker,
 )
 from fairseq_syntax.preparation.folder_lock import holding
@@ -177,7 +176,6 @@ def _prepare_locked(args, splits, syntax_sides, work, t_start):
     else:
         bpe_paths, codes = learn_and_apply_bpe(args, texts, work, progress=not args.no_progress)
         spm_models = {}
-    stop_here_for_tests("bpe")
 
     cmd = ["--source-lang", src, "--target-lang", tgt, "--destdir", args.destdir, "--workers", str(args.workers),
            "--dataset-impl", "mmap"]
@@ -188,7 +186,6 @@ def _prepare_locked(args, splits, syntax_sides, work, t_start):
     cmd += segmentation.dictionary_options(args) + args.preprocess_args.split()
     fairseq_preprocess(cmd)
     segmentation.check_unk_rate(args, args.destdir)
-    stop_here_for_tests("tokens")
 
     for split, _ in splits:
         for lang, side in ((src, "source"), (tgt, "target")):
@@ -200,7 +197,6 @@ def _prepare_locked(args, splits, syntax_sides, work, t_start):
                                progress=not args.no_progress,
                                total=None if args.no_progress else count_lines_of(bpe_paths[(split, lang)]),
                                raw=raw.get((split, lang)), spm_model=spm_models.get(lang))
-            stop_here_for_tests(f"syntax {split} {lang}")
     write_record(args, syntax_sides, codes, [side for _, side in to_parse], spm_models)
     os.remove(unfinished)
     logger.info("prepared %s in %.1fs", args.destdir, time.perf_counter() - t_start)
