@@ -17,8 +17,7 @@ USERS_VARIABLES = {
 def _read_variables(text):
     constants = dict(re.findall(r'^(\w+_ENV) = "([A-Z0-9_]+)"', text, re.M))
     names = set(re.findall(r'environ(?:\.get\(|\[)\s*"([A-Z0-9_]+)"', text))
-    names |= {constants[c] for c in re.findall(r'environ(?:\.get\(|\[)\s*(\w+_ENV)\b', text) if c in constants}
-    names |= {v for v in constants.values()}
+    names |= set(constants.values())  # a variable named by a constant counts whether read here or elsewhere
     return names
 
 
