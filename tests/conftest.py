@@ -6,6 +6,9 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+RECIPES = os.path.join(ROOT, "examples", "recipes")  # the recipes' runner (``runner``) and scripts
+if RECIPES not in sys.path:
+    sys.path.insert(1, RECIPES)
 
 #: real treebanks and models shared beside the checkout (absent on other machines)
 SHARED = os.environ.get("FAIRSEQ_SYNTAX_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))

@@ -34,7 +34,7 @@ def test_every_model_trains_a_registered_architecture_and_criterion():
 
 def test_the_example_scripts_and_the_recipes_build_one_command_line():
     """The example scripts' steps and the recipes' steps take their command lines from one module."""
-    from fairseq_syntax.recipe_steps import command_lines, commands
+    from runner import command_lines, commands
 
     assert pipeline.train_command is commands.train_command is command_lines.train_command
     assert pipeline.generate_command is commands.generate_command

@@ -2,6 +2,7 @@
 plugin stay within the packages it may use, so that data tools never pull in models and nothing imports back
 up a layer."""
 import ast
+import re
 import glob
 import os
 
@@ -100,18 +101,21 @@ def test_importing_the_models_changes_nothing_and_the_user_dir_import_starts_the
     assert out[:2] == ["True False False", "False True True"], out
 
 
-#: imports inside a function that close a cycle on purpose (the importer, ``importer -> imported``): none of the
-#: package's own; the recipe steps load their source module by name when a step runs
-DEFERRED_BACK_EDGES = {("fairseq_syntax.recipe_steps.sources", "fairseq_syntax.recipe_steps.recipe")}
+#: imports inside a function that close a cycle on purpose (the importer, ``importer -> imported``): none
+DEFERRED_BACK_EDGES = set()
+#: the trees whose modules the graph holds: (the folder on sys.path, the top package there); the recipes' runner
+#: (examples/recipes/runner, imported as ``runner``) is checked for circles with the package
+TREES = ((ROOT, "fairseq_syntax"), (os.path.join(ROOT, "examples", "recipes"), "runner"))
 
 
-def _import_graph(root=ROOT, function_level=False):
-    """Each fairseq_syntax module -> the fairseq_syntax modules it imports: at module level (``if``/``try`` blocks
+def _import_graph(function_level=False):
+    """Each module of :data:`TREES` -> the modules of theirs it imports: at module level (``if``/``try`` blocks
     there count), and with ``function_level`` also those imported inside functions, when they run."""
     modules = {}
-    for path in glob.glob(os.path.join(root, "fairseq_syntax", "**", "*.py"), recursive=True):
-        rel = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
-        modules[rel[: -len(".__init__")] if rel.endswith(".__init__") else rel] = path
+    for base, top in TREES:
+        for path in glob.glob(os.path.join(base, top, "**", "*.py"), recursive=True):
+            rel = os.path.relpath(path, base)[:-3].replace(os.sep, ".")
+            modules[rel[: -len(".__init__")] if rel.endswith(".__init__") else rel] = path
     graph = {}
     for module, path in modules.items():
         package = module if path.endswith("__init__.py") else module.rsplit(".", 1)[0]
@@ -194,3 +198,21 @@ def test_only_the_hub_imports_the_task_from_inference():
                 and m not in ("fairseq_syntax.inference.hub", "fairseq_syntax.inference.hub_interface")
                 for t in graph[m] if t.startswith("fairseq_syntax.tasks"))
     assert not up, up
+
+
+def test_the_package_reads_nothing_of_the_lab():
+    """The installed package is the plugin: no module of fairseq_syntax imports the recipes' runner or a script
+    of examples/, names a path under examples/ or runs one (a pip install carries no examples/ folder)."""
+    lab = {os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(ROOT, "examples", "*", "*.py"))}
+    lab |= {"runner", "examples"}
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "fairseq_syntax", "**", "*.py"), recursive=True)):
+        text = open(path, encoding="utf-8").read()
+        rel = os.path.relpath(path, ROOT)
+        for node in ast.walk(ast.parse(text)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{rel}:{node.lineno}: imports {n}" for n in names if n.split(".")[0] in lab]
+        found += [f"{rel}:{i}: {line.strip()[:80]}" for i, line in enumerate(text.splitlines(), 1)
+                  if re.search(r"\bexamples[/\\]|[\"']examples[\"']", line)]
+    assert not found, "\n".join(found)

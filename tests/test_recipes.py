@@ -19,7 +19,7 @@ import results_table  # noqa: E402
 from results_table import parse_uas  # noqa: E402
 
 # dataset -> (every model the recipe offers, the ones whose data-bins are prepared, the ones trained and evaluated
-# here, baselines first). The recipes share their steps (fairseq_syntax/recipe_steps) and differ in their
+# here, baselines first). The recipes share their steps (examples/recipes/runner) and differ in their
 # settings (checked below on the printed commands) and data: every dataset prepares its sample; training and
 # scoring run once per kind of system and data variant (the PASCAL systems on wat-en-ja, DBSA on wmt14-en-de,
 # the three ASPEC papers' variants, the LSTMs on aspec-en-ja)
@@ -68,7 +68,7 @@ def recipe(dataset, step, *args, check=True, fork=None, **variables):
 
 def loaded(dataset, **variables):
     """The dataset's recipe as its scripts' runner reads it (recipe.json, the variables, the table's models)."""
-    from fairseq_syntax.recipe_steps.recipe import load, place
+    from runner.recipe import load, place
 
     r = load(dataset, variables)
     place(r)
@@ -202,7 +202,7 @@ def test_a_paper_baseline_not_evaluated_yet_is_skipped_with_a_line(tmp_path, mon
     raw.mkdir()
 
     def against(sets, capsys=capsys):
-        from fairseq_syntax.recipe_steps import evaluate_step
+        from runner import evaluate_step
 
         if sets:
             (raw / "test.sets").write_text(sets)
@@ -439,8 +439,8 @@ def test_a_training_resumed_on_a_data_bin_prepared_again_otherwise_is_refused(tm
         (data_bin / name).write_text(text)
 
     def train():
-        from fairseq_syntax.recipe_steps.recipe import RecipeError
-        from fairseq_syntax.recipe_steps.train_step import trained_on
+        from runner.recipe import RecipeError
+        from runner.train_step import trained_on
 
         try:
             trained_on(str(data_bin), str(ck))
@@ -577,8 +577,8 @@ def test_a_data_bin_made_from_other_raw_data_is_made_again(tmp_path):
 
 def test_a_failed_multitask_step_stops_prepare(tmp_path, monkeypatch):
     """A failing multi-task step stops the prepare: prepare.py is not handed the folder it failed to write."""
-    from fairseq_syntax.recipe_steps.prepare_step import stage_variant
-    from fairseq_syntax.recipe_steps.recipe import RecipeError
+    from runner.prepare_step import stage_variant
+    from runner.recipe import RecipeError
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -673,7 +673,7 @@ def _hold(path, shared=False):
 
 
 def test_a_model_in_training_or_evaluation_is_not_trained_or_evaluated_again_beside_it(tmp_path):
-    """The model lock (recipe_steps/run_locks.py): train.sh and evaluate.sh of a model whose lock another run
+    """The model lock (runner/run_locks.py): train.sh and evaluate.sh of a model whose lock another run
     holds stop, naming the
     holder, before they write anything; a model decoding another's checkpoint (dep_rel_self_own decodes
     dep_rel_self's) shares that one's lock with other decoders but not with its training."""
@@ -702,7 +702,7 @@ def test_a_model_in_training_or_evaluation_is_not_trained_or_evaluated_again_bes
 
 
 def test_prepare_and_the_runs_that_read_its_data_never_run_beside_each_other(tmp_path):
-    """The data lock (recipe_steps/run_locks.py): prepare.sh rewrites WORK's data-bins; a training or evaluation
+    """The data lock (runner/run_locks.py): prepare.sh rewrites WORK's data-bins; a training or evaluation
     holding the data lock
     (shared) stops a prepare.sh before it fetches or writes anything, and a prepare holding it stops train.sh
     and evaluate.sh, each naming the holder (before: both went on, and a training read data-bins half

@@ -48,8 +48,8 @@ def test_the_table_is_held_still():
 
 
 def _recipe_arrays(dataset, size):
-    """The models and data variants the recipe's runner (fairseq_syntax/recipe_steps) reads for ``dataset``."""
-    from fairseq_syntax.recipe_steps.recipe import load
+    """The models and data variants the recipe's runner (examples/recipes/runner) reads for ``dataset``."""
+    from runner.recipe import load
 
     recipe = load(dataset, {"SIZE": size})
     models = {m: {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(s).items()}
@@ -162,10 +162,10 @@ def test_the_batch_on_n_gpus():
 
 
 def test_the_recipes_pass_that_batch_with_gpus_and_max_tokens():
-    """The recipes' runner (fairseq_syntax/recipe_steps) with GPUS=G and MAX_TOKENS= the printed --max-tokens passes
+    """The recipes' runner (examples/recipes/runner) with GPUS=G and MAX_TOKENS= the printed --max-tokens passes
     the printed options: every batch of the table on 1 to 8 GPUs (and with its default MAX_TOKENS the same
     --update-freq)."""
-    from fairseq_syntax.recipe_steps.recipe import load
+    from runner.recipe import load
     from fairseq_syntax.settings.gpu_batch import split_batch
 
     batches = sorted({s.batch for d in DATASETS for z in SIZES for s in settings(d, z).values()})
@@ -205,7 +205,7 @@ def test_without_a_dataset_the_recipes_and_their_models():
 def test_a_recipe_stops_when_the_table_cannot_be_read(tmp_path):
     """A recipe whose NAME the table does not have stops with the reason, before it does anything; a SIZE
     other than cpu or base too."""
-    from fairseq_syntax.recipe_steps import recipe
+    from runner import recipe
 
     (tmp_path / "tanaka-xx").mkdir()
     (tmp_path / "tanaka-xx" / "recipe.json").write_text('{"base": "tanaka-ja-en", "name": "tanaka-xx"}')

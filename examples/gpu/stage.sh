@@ -53,7 +53,7 @@ if [ -n "${SLICE:-}" ]; then  # dry: a slice of the corpus, nothing under the ch
   corpus="${TANAKA_DIR:-${FAIRSEQ_SYNTAX_SHARED:-$ROOT/../shared}/data/small_parallel_enja}"
   [ -f "$corpus/train.ja" ] || die "SLICE needs the corpus in $corpus (set TANAKA_DIR)"
   mkdir -p "$base/local"
-  for pair in train:train dev:valid test:test; do  # as the recipe's download (recipe_steps/sources/tanaka.py): the Japanese without KyTea's spaces
+  for pair in train:train dev:valid test:test; do  # as the recipe's download (runner/sources/tanaka.py): the Japanese without KyTea's spaces
     head -n "$SLICE" "$corpus/${pair%%:*}.ja" | sed 's/ //g' > "$base/local/${pair#*:}.ja"
     head -n "$SLICE" "$corpus/${pair%%:*}.en" > "$base/local/${pair#*:}.en"
   done

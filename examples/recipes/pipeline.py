@@ -1,6 +1,6 @@
 """Train, translate, score, induce: the steps the example scripts take (examples/demo/demo.py,
 examples/synthetic/fidelity.py, examples/ud_pud/dbsa_uas.py), with the command lines the recipes run
-(fairseq_syntax/recipe_steps/command_lines.py). Commands are looked up on ``PATH`` (as a shell script would), so
+(examples/recipes/runner/command_lines.py). Commands are looked up on ``PATH`` (as a shell script would), so
 the tests' stand-ins (tests/forkserver.py) run them; a failed step prints the end of its log and what failed, and
 returns False (None for :func:`induce`).
 
@@ -11,7 +11,7 @@ import re
 import subprocess
 import sys
 
-from fairseq_syntax.recipe_steps.command_lines import (  # noqa: F401  (the scripts take SMALL_TRANSFORMER here)
+from runner.command_lines import (  # noqa: F401  (the scripts take SMALL_TRANSFORMER here)
     SMALL_TRANSFORMER,
     USER_DIR,
     generate_command,

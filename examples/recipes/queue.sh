@@ -25,7 +25,7 @@ for m in "$@"; do
   k=$((k + 1))
   done_mark="$WORK/eval/$m/.done"
   if [ -f "$done_mark" ]; then echo "[queue $dataset] $k/$n $m: done before, skipped"; continue; fi
-  # the model's lock (fairseq_syntax/recipe_steps/run_locks.py) over its train and evaluate: another queue (or a train.sh in a
+  # the model's lock (examples/recipes/runner/run_locks.py) over its train and evaluate: another queue (or a train.sh in a
   # terminal) at work on it is waited for, then its finished model skipped
   lock="$WORK/locks/$m.lock"
   if command -v flock > /dev/null; then

@@ -90,7 +90,7 @@ def _trained_data(checkpoint):
     state = ck.get("task_state") or {}
     dictionaries = {k: v for k, v in (state.get(SAVED_DICTIONARIES) or {}).items() if not k.endswith(".labels.txt")}
     codes = dict(state.get(SAVED_BPE_CODES) or {})
-    files = {}  # the recipe's record at the training's first start (recipe_steps/train_step.py): any task
+    files = {}  # the recipe's record at the training's first start (runner/train_step.py): any task
     record = os.path.join(os.path.dirname(checkpoint), "trained_on.txt")
     if os.path.exists(record):
         for line in open(record, encoding="utf-8"):

@@ -1,7 +1,7 @@
 """CKY attention over the CKY levels for one sentence (Watanabe et al. 2017, Fig. 4): the joint weights by
 forced decoding, their level grid and the figure (the library behind ``fairseq-syntax-cky-attention``, whose
 docstring says what the picture shows); and, over many sentences, whether the cells stay distinct and how much
-of the joint attention they take (:func:`cell_statistics`, behind ``examples/recipes/cky_cells.py``)."""
+of the joint attention they take (:func:`cell_statistics`)."""
 import math
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Tuple

@@ -4,7 +4,7 @@ their fairseq-train options, batch, data variant, decoding and baselines.
     fairseq-syntax-settings                              # the recipes and their models' names
     fairseq-syntax-settings tanaka-ja-en                 # the models, one line each
     fairseq-syntax-settings tanaka-ja-en dep_rel --json  # one model's settings
-    fairseq-syntax-settings tanaka-ja-en --bash          # what examples/tanaka-ja-en/*.sh evaluate
+    fairseq-syntax-settings tanaka-ja-en --bash          # the same as bash arrays, for a shell recipe
     fairseq-syntax-settings wmt14-en-de --gpus 4         # the per-GPU batch and --update-freq on 4 GPUs
     fairseq-syntax-settings --gpus 4 --batch-tokens 25000  # the same for a corpus of one's own: 25,000 per update
     fairseq-syntax-settings --markdown > docs/settings.md
@@ -27,7 +27,7 @@ from fairseq_syntax.settings.model_settings import ModelSettings
 def get_parser():
     p = argparse.ArgumentParser(prog="fairseq-syntax-settings", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("dataset", nargs="?", help="the recipe (examples/DATASET); without one, the recipes and their "
+    p.add_argument("dataset", nargs="?", help="the dataset recipe; without one, the recipes and their "
                    f"models: {', '.join(sorted(DATASETS))}")
     p.add_argument("models", nargs="*", metavar="MODEL", help="only these models (default: all of the recipe's)")
     p.add_argument("--size", choices=SIZES, default="cpu",
@@ -37,7 +37,7 @@ def get_parser():
     out.add_argument("--json", action="store_true", help="every field of each model, as JSON")
     out.add_argument("--bash", action="store_true",
                      help="bash assignments to the recipe's arrays (DATA, TRAIN, BATCH, TASK, DECODE, BASELINE, "
-                     "ALSO_AGAINST, CHECKPOINT_OF) (the recipes read the table itself: fairseq_syntax/recipe_steps)")
+                     "ALSO_AGAINST, CHECKPOINT_OF), for a shell script of one's own")
     out.add_argument("--markdown", action="store_true",
                      help="the page docs/settings.md: every recipe's table (no DATASET)")
     out.add_argument("--gpus", type=int, metavar="N",
@@ -107,7 +107,7 @@ def _code(words) -> str:
 
 def markdown() -> str:
     out = ["# Training settings", "",
-           "Every model of every recipe (`examples/DATASET/train.sh MODEL`) with the options it trains with. "
+           "Every model of every dataset recipe (`train.sh MODEL` of the dataset's recipe) with the options it trains with. "
            "Written by `python tests/test_settings.py --write` from the one table of training settings, "
            "`fairseq_syntax/settings/` (do not edit this page: `tests/test_settings.py` checks it). "
            "`fairseq-syntax-settings DATASET MODEL --json` prints one entry, `fairseq-syntax-settings` alone the "

@@ -1,5 +1,4 @@
 """How a target language's output is scored, from how the data-bin's preparation tokenised it: the rules of
-the recipes' evaluation step (``score`` in fairseq_syntax/recipe_steps/evaluate_step.py), in one place for
 ``fairseq-syntax-evaluate --data``.
 
 The model writes the target side's tokens; :class:`fairseq_syntax.inference.target.RecordedText` detokenises

@@ -5,7 +5,7 @@ fairseq's convention), the options of its ``_tiny`` variant (for tests and CPU d
 entry of the table of training settings (:mod:`fairseq_syntax.settings`, ``DATASET:MODEL``) whose settings its
 ``fairseq-hydra-train`` config carries (None for a mechanism no paper's recipe trains: its config carries the
 settings of its model's baseline, docs/extending.md): the hydra configs in ``fairseq_syntax/config`` are generated
-from the two tables by ``examples/recipes/hydra_configs.py``, and a test checks they are in sync.
+from the two tables (docs/hydra.md), and a test checks they are in sync.
 
 Base sizes follow each paper (Transformer base: 6+6 layers, d 512, 8 heads, FFN 2048; the LSTMs: d 256). The
 tiny sizes are 2+2 layers, d 32, 4 heads (transformers) and d 32 (LSTMs).

@@ -90,7 +90,7 @@ def _components(model: str):
 def load_tokenizer_only(model: str = "ja_ginza"):
     """A function from lines to their tokens as the pipeline ``model`` makes them, with its tokenizer alone:
     every component (tagger, parser, ...) is excluded from loading. For GiNZA (ja_ginza 5) these are the full
-    pipeline's tokens: the same on all 51,000 Tanaka sentences (examples/tanaka-ja-en/tokenizer_only.py)."""
+    pipeline's tokens: the same on all 51,000 Tanaka sentences (docs/inference.md)."""
     import spacy
 
     nlp = spacy.load(model, exclude=_components(model))

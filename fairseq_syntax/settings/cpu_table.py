@@ -141,7 +141,7 @@ def cpu_table(max_update: int, warmup: int, lr: str, lstm_epochs: int, size: str
                                                  also_against=("dep_rel_self_own", "dep_rel_self_st"),
                                                  checkpoint_of="dep_rel_self_st")
 
-    # Watanabe et al. (2017), as in examples/aspec-en-ja: d 256 (the paper's size at both settings), 2 layers,
+    # Watanabe et al. (2017), as in the aspec-en-ja recipe: d 256 (the paper's size at both settings), 2 layers,
     # Adam lr 0.01 (0.9, 0.99) halved after epochs 9 and 12, clipping 3.0, weight decay 1e-6, batches of 128
     # sentences, greedy decoding. Here on the same BPE data-bin as the transformers (the paper: lowercased words).
     # lr001: both LSTMs at Adam lr 0.001 (at 0.01 the layer-normalised CKY cells collapse here: docs/cky.md)

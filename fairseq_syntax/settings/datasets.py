@@ -1,4 +1,4 @@
-"""Which table each dataset of ``examples/`` trains, with the paper's values for that corpus."""
+"""Which table each dataset recipe trains, with the paper's values for that corpus."""
 from dataclasses import replace
 from typing import Callable, Dict
 
@@ -36,7 +36,7 @@ TANAKA_EN_JA = ("transformer transformer_seed2 rel dep dep_rel pascal sh sisa de
                 "sisa_lambda05 sh_label3 pascal_wat dep_rel_self dep_rel_self_own dep_rel_self_st "
                 "dep_rel_self_st_own").split()
 
-#: dataset (examples/DATASET) -> its table at a size (cpu | base; only the CPU table's recipes have two sizes)
+#: dataset recipe -> its table at a size (cpu | base; only the CPU table's recipes have two sizes)
 DATASETS: Dict[str, Callable[[str], Dict[str, ModelSettings]]] = {
     # Multi30k: the shared CPU table with 2,000 updates of 4,096 tokens (15 epochs), warm-up 400, lr 0.002
     "multi30k-en-de": lambda size: cpu_table(2000, 400, "0.002", 15, size),

@@ -1,6 +1,5 @@
 """A recipe's batch per update (``tokens:N`` or ``sentences:N``) split over GPUs: the per-GPU batch and the
-``--update-freq`` that make it, as the recipe runner passes them to fairseq-train
-(``fairseq_syntax/recipe_steps/recipe.py``, ``batch_args``).
+``--update-freq`` that make it, as a recipe passes them to fairseq-train.
 
 ``tokens:N`` on G GPUs with at most M tokens per GPU batch (``--max-tokens``, a memory cap; the recipe's
 MAX_TOKENS, 4096 by default): ``--update-freq`` u = ceil(N / (G M)), the fewest accumulated batches that reach

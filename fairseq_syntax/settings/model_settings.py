@@ -11,7 +11,7 @@ def options(text: str) -> Tuple[str, ...]:
 
 @dataclass(frozen=True)
 class ModelSettings:
-    data: str  # the data variant (the variants of examples/DATASET/recipe.json) it trains and decodes on
+    data: str  # the data variant (one of the dataset recipe's variants) it trains and decodes on
     batch: str  # tokens:N or sentences:N per update (split over GPUs and --update-freq by the recipe)
     train: Tuple[str, ...]  # fairseq-train options (the paper's settings), --arch first
     task: str = "syntax_translation"

@@ -73,7 +73,7 @@ def _best_bleu(beam: int, lenpen) -> str:
 
 
 def aspec_ja_en_table() -> Dict[str, ModelSettings]:
-    """ASPEC Ja->En, three papers, each on its own data variant (examples/aspec-ja-en/recipe.json).
+    """ASPEC Ja->En, three papers, each on its own data variant of the aspec-ja-en recipe.
 
     * ``deguchi19-*``: DBSA (Deguchi et al. 2019): batches of 224 sentences, 20 epochs, lambda_enc = lambda_dec =
       1.0, the epoch with the best validation BLEU, beam 4, lp 0.6; Table 2: transformer, dbsa_enc, dbsa_dec,

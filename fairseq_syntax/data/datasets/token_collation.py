@@ -6,8 +6,7 @@ tensor per side) and ``language_pair_dataset.collate`` pads every sentence
 with its own tensor copy (``data_utils.collate_tokens``, three times per
 batch: source, target and the shifted decoder input) and counts each
 sentence's non-pad tokens with three tensor calls: per-sentence Python work
-(what it costs: docs/benchmarks.md, "Collation", measured by
-``examples/benchmark/collation.py``).
+(what it costs: docs/benchmarks.md, "Collation").
 
 :class:`TokenPairs` builds the same batch, value for value and key for key:
 items are read as views of the memory maps (:mod:`mmap_views`) and copied

@@ -2,7 +2,7 @@
 layout to RAW/{train,valid,test}.{ja,en}. recipe.json: ``{"module": "aspec", "train": [TRAINING FILES]}``."""
 import os
 
-from fairseq_syntax.recipe_steps.recipe import RecipeError
+from runner.common import RecipeError
 
 
 def _fields(path: str, ja: int, en: int, outs, mode: str) -> None:

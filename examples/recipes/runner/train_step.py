@@ -14,9 +14,9 @@ import shlex
 from typing import List
 
 from fairseq_syntax.durable_files import atomic_write, file_sha256
-from fairseq_syntax.recipe_steps import commands
-from fairseq_syntax.recipe_steps.recipe import Recipe, RecipeError
-from fairseq_syntax.recipe_steps.run_locks import data_lock, model_lock
+from runner import commands
+from runner.recipe import Recipe, RecipeError
+from runner.run_locks import data_lock, model_lock
 
 SAMPLE_TRANSFORMER = ["--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
                       "--decoder-ffn-embed-dim", "64"]

@@ -4,8 +4,8 @@ GitHub repository; the Japanese without KyTea's spaces (the parser tokenises it)
 import os
 import shutil
 
-from fairseq_syntax.recipe_steps.recipe import RecipeError
-from fairseq_syntax.recipe_steps.sources import count_lines, fetch, shared_folder
+from runner.common import RecipeError
+from runner.sources import count_lines, fetch, shared_folder
 
 URL = "https://raw.githubusercontent.com/odashi/small_parallel_enja/master"
 

@@ -1,10 +1,10 @@
-"""python -m fairseq_syntax.recipe_steps DATASET prepare|train|evaluate [ARGS...]: one step of examples/DATASET's
+"""python -m runner DATASET prepare|train|evaluate [ARGS...]: one step of examples/DATASET's
 recipe (what examples/DATASET/{prepare,train,evaluate}.sh run); ``--help`` lists the steps, the variables and
 the models. A stop prints ``[DATASET] error: ...`` and exits 1."""
 import os
 import sys
 
-from fairseq_syntax.recipe_steps.recipe import RecipeError, load, place
+from runner.recipe import RecipeError, load, place
 
 STEPS = """\
   bash examples/{d}/prepare.sh [MODEL...]  fetch (or LOCAL_DATA / SAMPLE=1), tokenise, parse, BPE,
@@ -49,15 +49,15 @@ def run_step(dataset: str, step: str, args) -> None:
     place(recipe)
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
     if step == "prepare":
-        from fairseq_syntax.recipe_steps.prepare_step import prepare
+        from runner.prepare_step import prepare
 
         prepare(recipe, list(args))
     elif step == "train":
-        from fairseq_syntax.recipe_steps.train_step import train
+        from runner.train_step import train
 
         train(recipe, args[0] if args else "", list(args[1:]))
     elif step == "evaluate":
-        from fairseq_syntax.recipe_steps.evaluate_step import evaluate
+        from runner.evaluate_step import evaluate
 
         evaluate(recipe, args[0] if args else "", list(args[1:]))
     else:
@@ -67,7 +67,7 @@ def run_step(dataset: str, step: str, args) -> None:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 2:
-        print("usage: python -m fairseq_syntax.recipe_steps DATASET prepare|train|evaluate [ARGS...]", file=sys.stderr)
+        print("usage: python -m runner DATASET prepare|train|evaluate [ARGS...]", file=sys.stderr)
         return 2
     try:
         run_step(argv[0], argv[1], argv[2:])

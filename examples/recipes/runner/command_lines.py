@@ -6,13 +6,15 @@ becomes its training; the example scripts wait for theirs). Commands are looked 
 
 Only the standard library: a script's own process stays light while its commands train.
 """
+import importlib.util
 import os
 from typing import Dict, List, Sequence, Tuple
 
 from fairseq_syntax.preparation.databin_record import language_option, target_in_pieces
 
-#: the plugin's folder, given to every command as ``--user-dir``
-USER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: the plugin's folder, given to every command as ``--user-dir``: the fairseq_syntax this process imports (found,
+#: not imported: importing it would not import torch either, but nothing here needs it)
+USER_DIR = importlib.util.find_spec("fairseq_syntax").submodule_search_locations[0]
 #: the size of the small CPU runs (demo, fidelity, UD PUD UAS): 3+3 layers, d 128, FFN 256, 4 heads (the recipes'
 #: CPU table, fairseq_syntax/settings/cpu_table.py, is 3+3, d 128, FFN 512)
 SMALL_TRANSFORMER = ("--encoder-layers", "3", "--decoder-layers", "3", "--encoder-embed-dim", "128",

@@ -10,14 +10,14 @@ import subprocess
 import sys
 from typing import List
 
-from fairseq_syntax.recipe_steps.command_lines import (
+from runner.command_lines import (
     generate_command,
     induce_command,
     split_generate_output,
     train_command,
 )
-from fairseq_syntax.recipe_steps.recipe import ROOT, Recipe, RecipeError
-from fairseq_syntax.recipe_steps.run_locks import inherited_fds
+from runner.recipe import ROOT, Recipe, RecipeError
+from runner.run_locks import inherited_fds
 
 #: prepare.py's lines left out of the recipe's output
 _NOISE = re.compile(r"tensorboardX|INFO:fairseq_cli| \| INFO \| fairseq_cli")

@@ -21,13 +21,8 @@ from typing import Dict, List
 
 from fairseq_syntax.settings.datasets import SIZES, settings
 from fairseq_syntax.settings.model_settings import ModelSettings
+from runner.common import ROOT, SPLITS, RecipeError  # noqa: F401  (the steps import them from here too)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SPLITS = ("train", "valid", "test")
-
-
-class RecipeError(Exception):
-    """Stops the step: the recipe prints ``[NAME] error: MESSAGE`` and exits 1."""
 
 
 @dataclass
@@ -172,7 +167,7 @@ def load(dataset: str, env: Dict[str, str]) -> Recipe:
     recipe = Recipe(variants=variants, **data)
     recipe.env = {**defaults, **{k: v for k, v in env.items() if v != ""}}
     if recipe.source.get("module"):  # a dataset's defaults that depend on other variables
-        from fairseq_syntax.recipe_steps.sources import module
+        from runner.sources import module
 
         hook = getattr(module(recipe.source["module"]), "defaults", None)
         if hook:

@@ -8,8 +8,8 @@ import subprocess
 import tarfile
 import zipfile
 
-from fairseq_syntax.recipe_steps.recipe import RecipeError
-from fairseq_syntax.recipe_steps.sources import count_lines, fetch
+from runner.common import RecipeError
+from runner.sources import count_lines, fetch
 
 CORPORA = {
     "EUROPARL7": "http://statmt.org/wmt13/training-parallel-europarl-v7.tgz",

@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 from fairseq_syntax.durable_files import atomic_write
-from fairseq_syntax.recipe_steps.recipe import ROOT, SPLITS, Recipe, RecipeError
-from fairseq_syntax.recipe_steps.sources import count_lines, download
+from runner.recipe import ROOT, SPLITS, Recipe, RecipeError
+from runner.sources import count_lines, download
 
 
 def needs_syntax(recipe: Recipe, lang: str) -> bool:

@@ -18,7 +18,7 @@ def shared_folder(recipe) -> str:
     """SHARED: the shared folder of models and data [$FAIRSEQ_SYNTAX_SHARED or ../shared]."""
     import os
 
-    from fairseq_syntax.recipe_steps.recipe import ROOT
+    from runner.common import ROOT
 
     return recipe.var("SHARED", recipe.var("FAIRSEQ_SYNTAX_SHARED", os.path.join(ROOT, "..", "shared")))
 

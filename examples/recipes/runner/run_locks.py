@@ -18,7 +18,7 @@ import os
 import socket
 import time
 
-from fairseq_syntax.recipe_steps.recipe import Recipe, RecipeError
+from runner.recipe import Recipe, RecipeError
 
 #: the open lock files (kept for the process's life, and inherited by the commands it starts)
 _HELD = []

@@ -13,10 +13,10 @@ import subprocess
 from typing import List
 
 from fairseq_syntax.durable_files import atomic_write
-from fairseq_syntax.recipe_steps import commands
-from fairseq_syntax.recipe_steps.raw_data import fetch, needs_syntax
-from fairseq_syntax.recipe_steps.recipe import ROOT, SPLITS, Recipe, RecipeError
-from fairseq_syntax.recipe_steps.run_locks import data_lock
+from runner import commands
+from runner.raw_data import fetch, needs_syntax
+from runner.recipe import ROOT, SPLITS, Recipe, RecipeError
+from runner.run_locks import data_lock
 
 TOKENIZERS = ("given", "parser", "kytea", "moses")
 

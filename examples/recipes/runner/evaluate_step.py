@@ -8,10 +8,10 @@ import subprocess
 import sys
 from typing import List, Optional
 
-from fairseq_syntax.recipe_steps import commands
-from fairseq_syntax.recipe_steps.recipe import Recipe, RecipeError
-from fairseq_syntax.recipe_steps.run_locks import data_lock, model_lock
-from fairseq_syntax.recipe_steps.train_step import require_prepared
+from runner import commands
+from runner.recipe import Recipe, RecipeError
+from runner.run_locks import data_lock, model_lock
+from runner.train_step import require_prepared
 
 PARSE_HEAD_ARCHS = {f"transformer_{a}" for a in ("dbsa", "dbsa_enc", "dbsa_dec", "sisa", "syncattn", "dep_rel_self")}
 

@@ -5,8 +5,8 @@ import os
 import shutil
 import tempfile
 
-from fairseq_syntax.recipe_steps.recipe import RecipeError
-from fairseq_syntax.recipe_steps.sources import count_lines, fetch, shared_folder
+from runner.common import RecipeError
+from runner.sources import count_lines, fetch, shared_folder
 
 URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw"
 FILES = (("train", "train"), ("val", "valid"), ("test_2016_flickr", "test2016"), ("test_2017_flickr", "test2017"))
