@@ -108,7 +108,7 @@ def test_tanaka_base_table_dry_run_on_the_cpu(tanaka_sample, tmp_path):
     assert summary["scored"] == ["transformer", "dbsa_enc"]
     assert summary["decode_args"] == "--max-len-a 1.5 --max-len-b 10"
     assert summary["environment"]["device"] == "cpu" and summary["environment"]["torch"]
-    assert sorted(os.listdir(out)) == ["tanaka_base.json", "tanaka_base.tar.gz"]  # the device returns 8 files
+    assert sorted(os.listdir(out)) == ["tanaka_base.json", "tanaka_base.tar.gz"]  # OUT holds two files, nothing deeper
     assert "'max_len_a': 1.5" in open(os.path.join(tmp_path / "base", "eval", "dbsa_enc", "generate.log")).read()
     with tarfile.open(os.path.join(out, "tanaka_base.tar.gz")) as tar:
         names = tar.getnames()
@@ -297,23 +297,23 @@ def test_the_lstm_presets_parity_mode_is_eval_mode_on_the_kernels_training_uses(
     assert criterion(copy.deepcopy(model).train(), batch)[0].item() != pytest.approx(loss, rel=1e-6)
 
 
-def _device_call():
-    """The call examples/gpu/stage.sh prints for the next GPU session (its --print: nothing built)."""
+def _staged_job():
+    """The GPU job examples/gpu/stage.sh prints (its --print: nothing built)."""
     p = run(["bash", os.path.join(ROOT, "examples", "gpu", "stage.sh"), "--print"])
-    return json.loads(p.stdout.split("call: ", 1)[1])
+    return json.loads(p.stdout.split("job: ", 1)[1])
 
 
 @pytest.mark.slow  # about 40 s: eight 2-update trainings through the fork server
-def test_the_staged_device_call_dry_run_on_the_cpu(tanaka_sample, tmp_path):
+def test_the_staged_gpu_job_dry_run_on_the_cpu(tanaka_sample, tmp_path):
     """The command stage.sh prints, run as it is on the CPU (DEVICE=cpu, the recipe's offline sample as TANAKA,
     UPDATES=2, TMPDIR for the work, TIMING_EXTRA for a small timing step: the variables run.sh declares): the
     timing runner writes its JSON, then the eight runs of the stall matrix train side
-    by side with their own options, the JSON parses every log, and what comes back from OUT fits the device's 8
+    by side with their own options, the JSON parses every log, and OUT holds at most 8
     files, none deeper than OUT/a/b/file."""
     import tarfile
 
-    call = _device_call()
-    assert call["carry"] == [".carry"] and len(call["command"]) < 2000 and call["timeout_s"] <= 560
+    call = _staged_job()
+    assert call["copy"] == [".carry"] and len(call["command"]) < 2000 and call["time_limit_s"] <= 560
     work = tanaka_sample
     out, tmp = tmp_path / "out", tmp_path / "tmp"
     out.mkdir()

@@ -4,18 +4,18 @@
 #
 #   bash examples/gpu/build_carry.sh [TANAKA_WORK]      # default: work/tanaka-ja-en (prepare.sh's WORK)
 #
-# Writes CARRY [.carry] (git-ignored; name it in the device tool's carry):
+# Writes CARRY [.carry] (git-ignored; copied with the checkout to the GPU machine):
 #   wheels/                   hydra-core, omegaconf, antlr4 (built here: its release is a source archive),
-#                             bitarray (built for the device's Python), subword-nmt, sacremoses, mock, nltk and
+#                             bitarray (built for the GPU machine's Python), subword-nmt, sacremoses, mock, nltk and
 #                             regex (RIBES: nltk.translate imports regex), sacreBLEU at this environment's
-#                             version with lxml, portalocker, tabulate, colorama (the device's own sacreBLEU, if
+#                             version with lxml, portalocker, tabulate, colorama (the machine's own sacreBLEU, if
 #                             any, of unknown version: the paired bootstrap needs 2.x, and the scores match
 #                             the CPU tables' when the version does)
 #   fairseq_fixed-*.tar.gz    fairseq's source (install.py builds the parts fairseq-syntax uses)
 #   tanaka/                   the recipe's WORK reduced to what training and scoring read: main/data-bin,
 #                             main/work/test.tok.{ja,en}, raw/test.{ja,en}
 #   manifest.txt              every file and its SHA-256 (run.sh installs again when it changes)
-# PYTHON_VERSION (the device's Python, default 3.12) picks the compiled wheels.
+# PYTHON_VERSION (the GPU machine's Python, default 3.12) picks the compiled wheels.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 TANAKA_WORK="${1:-$ROOT/work/tanaka-ja-en}"
@@ -48,5 +48,5 @@ touch "$t/raw/.complete"
 (cd "$CARRY.tmp" && find . -type f ! -name manifest.txt | sort | xargs sha256sum > manifest.txt)
 rm -rf "$CARRY"; mv "$CARRY.tmp" "$CARRY"
 size=$(du -sm "$CARRY" | cut -f1)
-say "$CARRY: ${size} MiB ($(wc -l < "$CARRY/manifest.txt") files); with the checkout it travels in the 64 MiB a call allows"
+say "$CARRY: ${size} MiB ($(wc -l < "$CARRY/manifest.txt") files); with the checkout, what the GPU machine needs"
 [ "$size" -le 50 ] || { say "error: $CARRY is over 50 MiB: the checkout would not fit beside it"; exit 1; }

@@ -16,7 +16,7 @@
 # Variables: OUT (where the JSON, logs and archives go) [$OUT or ./gpu-out]; CARRY [.carry: installed when it
 # exists]; SITE (where the carry is installed) [/tmp/site]; DATA SRC TGT (check's data-bin, with syntax on both
 # sides) [the carry's Tanaka, ja, en]; TANAKA (table's recipe WORK) [the carry's]; BUDGET (seconds for the
-# step; table keeps to it: give it the device time left less a minute for the start and install) [check 360
+# step; table keeps to it: give it the job's time limit less a minute for the install) [check 360
 # (with the install, about 7 minutes), table 400]; FAIRSEQ_SYNTAX_COMMIT (the commit device_check.json records where the tree has no .git); DEVICE=cpu TINY=1: the dry run on a CPU (tests/test_gpu_scripts.py); EXTRA: more
 # options of the step's script (device_check.py / tanaka_base.py / stall_matrix.py --help). stall only:
 # BUDGET is counted from this script's start (the install included) [530]; TIMING_BUDGET (seconds for
