@@ -326,17 +326,16 @@ def test_a_data_bin_rebuilt_for_another_language_pair_keeps_nothing_of_the_old_o
 def test_overwrite_keeps_a_dictionary_given_to_the_run_in_either_spelling(tmp_path, spelling):
     """--overwrite removes every dictionary of the data-bin before, but one this run is given (--srcdict PATH or
     --srcdict=PATH in --preprocess-args): fairseq would then fail, and the user's file would be gone."""
-    from types import SimpleNamespace
-
     from fairseq_syntax.preparation.destdir import check_destdir
+    from fairseq_syntax.preparation.options import PrepareOptions
 
     dest = tmp_path / "bin"
     dest.mkdir()
     for name in ("dict.joint.txt", "dict.de.txt", "train.en-de.en.bin", "train.en-de.en.idx"):
         (dest / name).write_text("x 1\n")
     given = f"--srcdict {dest / 'dict.joint.txt'}" if spelling == "space" else f"--srcdict={dest / 'dict.joint.txt'}"
-    args = SimpleNamespace(preprocess_args=given, source_lang="en", target_lang="fr", destdir=str(dest),
-                           overwrite=True)
+    args = PrepareOptions(source_lang="en", target_lang="fr", trainpref=str(tmp_path / "train"),
+                          preprocess_args=given, destdir=str(dest), overwrite=True)
     check_destdir(args, str(tmp_path / "work"))
     assert sorted(os.listdir(dest)) == ["dict.joint.txt"]
 

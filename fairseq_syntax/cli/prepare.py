@@ -8,6 +8,7 @@ import argparse
 from fairseq_syntax.cli import prog_name, run
 from fairseq_syntax.cli.common import add_pair_and_splits, add_scale_options
 from fairseq_syntax.errors import OptionError
+from fairseq_syntax.preparation.options import PrepareOptions
 from fairseq_syntax.preparation.prepare import prepare
 from fairseq_syntax.process_tree import end_children_with_this_process
 
@@ -147,7 +148,7 @@ def main(argv=None):
         parser.error("the following arguments are required: --destdir")
     end_children_with_this_process()  # fairseq-preprocess's forked workers must not outlive a killed prepare
     try:
-        prepare(args)
+        prepare(PrepareOptions.from_namespace(args))
     except OptionError as e:
         parser.error(str(e))
 

@@ -47,8 +47,8 @@ def sides_of(spec, option="--syntax"):
 def side_parser_spec(args, lang, side):
     """(backend, constructor options, what to name in an error) of one side's parser."""
 
-    backend = getattr(args, f"parser_{side}") or args.parser or "stanza"
-    model = args.parser_model_source if side == "source" else args.parser_model_target
+    backend = args.side(side).parser or "stanza"
+    model = args.side(side).parser_model
     options = backend_options(backend, lang=lang, model=model, model_dir=args.stanza_dir, gpu=args.gpu,
                               pretokenized=side in sides_of(args.pretokenized or "none", "--pretokenized"))
     shown = options.get("model") or options.get("model_path") or options.get("path") or options.get("model_dir") \
@@ -95,7 +95,7 @@ def parse_side(args, raw, out, lang, side, shard=None, parsers=None):
 
 def parsed_for_tokens(args, side, syntax_sides) -> bool:
     """A side without syntax whose tokens its parser makes (``--tokenizer-SIDE parser``)."""
-    return side not in syntax_sides and getattr(args, f"tokenizer_{side}") == "parser"
+    return side not in syntax_sides and args.side(side).tokenizer == "parser"
 
 
 def sides_to_parse(args, prefixes, syntax_sides):
@@ -114,7 +114,7 @@ def kept_tokens_sides(args, syntax_sides) -> str:
     the parser keeps them."""
     sides = sides_of(args.pretokenized or "none", "--pretokenized")
     sides |= {side for side in ("source", "target") if side in syntax_sides
-              and getattr(args, f"tokenizer_{side}") in ("given", "kytea")}
+              and args.side(side).tokenizer in ("given", "kytea")}
     return ",".join(side for side in ("source", "target") if side in sides)
 
 
@@ -126,7 +126,7 @@ def parser_input(args, raw, conllu, split, lang, side, syntax_sides, work):
     text, so that the second finds the first's chunks."""
     if not os.path.exists(raw) or os.path.exists(conllu):
         return raw
-    if getattr(args, f"normalize_{side}") == "moses":
+    if args.side(side).normalize == "moses":
         out = os.path.join(work, f"{split}.normalized.{lang}")
         inputs = {"input": file_sha256(raw), "normalize": "moses", "lang": lang}
         if not vouched(out, inputs):  # else made by another shard, or the shards' for the assembling run
@@ -134,7 +134,7 @@ def parser_input(args, raw, conllu, split, lang, side, syntax_sides, work):
             normalized_text(raw, out, lang)
             stamp_for(out, inputs)
         raw = out
-    if getattr(args, f"tokenizer_{side}") == "kytea":
+    if args.side(side).tokenizer == "kytea":
         out = os.path.join(work, f"{split}.kytea.{lang}")
         inputs = {"input": file_sha256(raw), "tokenizer": "kytea"}
         if not vouched(out, inputs):
@@ -166,7 +166,7 @@ def tokenised_text(args, pref, split, lang, side, syntax_sides, work, parsers=No
         return write_tokens(conllu, tokens, args.units, not args.no_progress), \
             conllu if side in syntax_sides else None
     if os.path.exists(raw):
-        if getattr(args, f"tokenizer_{side}") == "moses":
+        if args.side(side).tokenizer == "moses":
             return moses_tokens(raw, tokens, lang), None
         return copy_text(raw, tokens), None
     if os.path.exists(conllu):

@@ -51,6 +51,7 @@ from fairseq_syntax.preparation.destdir import (
     unfinished_marker,
 )
 from fairseq_syntax.preparation.folder_lock import holding
+from fairseq_syntax.preparation.options import PrepareOptions
 from fairseq_syntax.preparation.pair_selection import select_training_pairs
 from fairseq_syntax.preparation.parse_step import (
     kept_tokens_sides,
@@ -70,11 +71,13 @@ from fairseq_syntax.preparation.side_texts import count_lines_of, lowercase_file
 logger = logging.getLogger(__name__)
 
 
-def prepare(args):
-    """Run the whole preparation (see the module docstring) for ``args``, the options of
-    ``fairseq-syntax-prepare`` (its parsed command line: :func:`fairseq_syntax.cli.prepare.get_parser`).
+def prepare(options):
+    """Run the whole preparation (see the module docstring) for ``options``, the
+    :class:`~fairseq_syntax.preparation.options.PrepareOptions` of ``fairseq-syntax-prepare`` (or its parsed
+    command line, :func:`fairseq_syntax.cli.prepare.get_parser`, made into them here), handed to every step.
     Inconsistent options raise :class:`~fairseq_syntax.errors.OptionError`, bad data
     :class:`~fairseq_syntax.errors.SyntaxDataError`."""
+    args = options if isinstance(options, PrepareOptions) else PrepareOptions.from_namespace(options)
 
     t_start = time.perf_counter()
     try:
@@ -88,16 +91,16 @@ def prepare(args):
                           "longer match the forms of the parses")
     work = args.workdir or os.path.join(args.destdir, "work")
     splits = [(s, p) for s, p in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)) if p]
-    if getattr(args, "text_only", False):
+    if args.text_only:
         check_paths(args, splits, args.workdir, destdir=False)
         check_unsegmented(args, splits, syntax_sides)
         return prepare_text(args, splits, syntax_sides, args.workdir)
-    if getattr(args, "text_record", None):
+    if args.text_record:
         check_text_record(args)
     segmentation.resolve(args, syntax_sides)
-    if getattr(args, "text_record", None) is None:  # the syntax sides' tokenisers that hand the parser tokens
+    if args.text_record is None:  # the syntax sides' tokenisers that hand the parser tokens
         args.pretokenized = kept_tokens_sides(args, syntax_sides)
-    if getattr(args, "record_only", False):
+    if args.record_only:
         return record_existing(args, syntax_sides, work, [pref for _, pref in splits])
     check_paths(args, splits if shard is None else splits[:1], work)
     check_unsegmented(args, splits, syntax_sides)
@@ -132,7 +135,7 @@ def _prepare_locked(args, splits, syntax_sides, work, t_start):
     src, tgt = args.source_lang, args.target_lang
     parsers = {}
     to_parse = sides_to_parse(args, [pref for _, pref in splits], syntax_sides)
-    if getattr(args, "text_record", None) and to_parse:  # the text's own parses are what this data-bin needs
+    if args.text_record and to_parse:  # the text's own parses are what this data-bin needs
         lang = to_parse[0][0]
         raise SyntaxDataError(f"{splits[0][1]}.{lang}.conllu", f"no parse of {lang} in the text that --text-record "
                               f"{args.text_record} describes: make the text with --syntax naming that side")

@@ -25,13 +25,13 @@ def language_record(args, lang, side, syntax_sides, parsed_here):
     """How this preparation made a language's tokens (:mod:`fairseq_syntax.preparation.databin_record`): the parser is
     recorded when prepare ran it on this side or the options name one (a side given as CoNLL-U: the parser that
     made it), with absolute model paths and without GPU options (the record is for decoding elsewhere)."""
-    if getattr(args, "text_record", None):  # the text was made by prepare --text-only: its record says how
+    if args.text_record:  # the text was made by prepare --text-only: its record says how
         entry = read_text_record(args.text_record)[lang]
         return LanguageRecord(tokenizer=entry["tokenizer"], normalize=entry["normalize"],
                               lowercase=bool(args.lowercase), units=args.units, parser=entry["parser"])
     pretokenized = side in sides_of(args.pretokenized or "none", "--pretokenized")
     parser = None
-    if parsed_here or getattr(args, f"parser_{side}") or args.parser:
+    if parsed_here or args.side(side).parser_named:
         backend, options, _ = side_parser_spec(args, lang, side)
         options = {k: v for k, v in options.items() if k != "gpu"}
         for key in ("model_path", "model", "model_dir", "path"):
@@ -39,12 +39,12 @@ def language_record(args, lang, side, syntax_sides, parsed_here):
             if isinstance(value, str) and os.path.exists(value):
                 options[key] = os.path.abspath(value)
         parser = {"backend": backend, "options": options}
-    tokenizer = getattr(args, f"tokenizer_{side}")
+    tokenizer = args.side(side).tokenizer
     if tokenizer == "auto":
         tokenizer = "parser" if parser is not None and side in syntax_sides and not pretokenized else "given"
     elif tokenizer == "moses" and parsed_here and side in syntax_sides:
         tokenizer = "parser"  # a syntax side's parser tokenised the normalised text (as --text-only records it)
-    norm = getattr(args, f"normalize_{side}")
+    norm = args.side(side).normalize
     return LanguageRecord(tokenizer=tokenizer, normalize=None if norm == "none" else norm,
                           lowercase=bool(args.lowercase), units=args.units, parser=parser)
 
@@ -85,7 +85,7 @@ def check_text_record(args):
 def recheck_text(args):
     """--text-record, at the end of the run: the text and its record are as at the start (another --text-only
     run into the folder while this one read it would mix two texts in one data-bin)."""
-    if getattr(args, "text_record_digest", None) is None:
+    if args.text_record_digest is None:
         return
     for path, digest in args.text_digests.items():
         if not os.path.exists(path) or file_sha256(path) != digest:

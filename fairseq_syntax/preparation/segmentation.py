@@ -19,8 +19,7 @@ SIDES = ("source", "target")
 
 
 def uses_spm(args) -> bool:
-    return bool(getattr(args, "spm_vocab_size", 0) or getattr(args, "spm_model", None)
-                or getattr(args, "spm_model_source", None) or getattr(args, "spm_model_target", None))
+    return args.uses_sentencepiece
 
 
 def resolve(args, syntax_sides=("source", "target")) -> None:
@@ -37,7 +36,7 @@ def resolve(args, syntax_sides=("source", "target")) -> None:
         raise OptionError("--units words: SentencePiece cuts the raw sentence, which holds the surface tokens "
                           "('zum', not 'zu dem'); leave --units surface")
     for side in SIDES:
-        if side not in syntax_sides and getattr(args, f"tokenizer_{side}", "auto") == "parser":
+        if side not in syntax_sides and args.side(side).tokenizer == "parser":
             raise OptionError(f"--tokenizer-{side} parser: SentencePiece cuts the raw text of a side without "
                               f"syntax itself; leave --tokenizer-{side} auto (or give it syntax)")
     if args.spm_vocab_size:
@@ -76,7 +75,7 @@ def given_dictionaries(args) -> Dict[str, str]:
                 out[side] = words[k + 1]
             elif word.startswith(flag + "="):
                 out[side] = word.split("=", 1)[1]
-    for side, value in (("source", getattr(args, "srcdict", None)), ("target", getattr(args, "tgtdict", None))):
+    for side, value in (("source", args.srcdict), ("target", args.tgtdict)):
         if value:
             out[side] = value
     return out

@@ -137,7 +137,7 @@ def _lines_sha256(lines) -> str:
 
 def model_of(args, side: str):
     """The ``--spm-model`` a side was given (its own, else the shared one), or None."""
-    return getattr(args, f"spm_model_{side}", None) or getattr(args, "spm_model", None)
+    return args.side(side).spm_model
 
 
 def segment_with_models(args, texts, work, progress=True):

@@ -59,7 +59,7 @@ def side_plan(args, side, syntax_sides, prefixes, lang):
     """How one side's text is made: (tokenizer, parsed, pretokenized), ``auto`` resolved (the parser for a
     syntax side, else the text as given). A side is parsed when it gets syntax or its tokeniser is the parser
     (and none of its splits is given as CoNLL-U already)."""
-    tokenizer = getattr(args, f"tokenizer_{side}")
+    tokenizer = args.side(side).tokenizer
     if tokenizer == "auto":
         tokenizer = "parser" if side in syntax_sides else "given"
     parsed = side in syntax_sides or tokenizer == "parser"
@@ -81,7 +81,7 @@ def language_entry(args, lang, side, plan, given_conllu):
         parser = {"backend": backend, "options": options}
         if tokenizer == "moses":  # normalised, then tokenised by the parser
             tokenizer = "parser"
-    norm = getattr(args, f"normalize_{side}")
+    norm = args.side(side).normalize
     return {"tokenizer": tokenizer, "normalize": None if norm == "none" else norm, "parser": parser,
             "pretokenized": bool(pretokenized and parser)}
 
