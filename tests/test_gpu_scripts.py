@@ -300,7 +300,7 @@ def test_the_lstm_presets_parity_mode_is_eval_mode_on_the_kernels_training_uses(
 def _staged_job():
     """The GPU job examples/gpu/stage.sh prints (its --print: nothing built)."""
     p = run(["bash", os.path.join(ROOT, "examples", "gpu", "stage.sh"), "--print"])
-    return json.loads(p.stdout.split("job: ", 1)[1])
+    return json.loads(next(line for line in p.stdout.splitlines() if line.startswith("job: "))[len("job: "):])
 
 
 @pytest.mark.slow  # about 40 s: eight 2-update trainings through the fork server

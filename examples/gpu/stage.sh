@@ -33,7 +33,7 @@ print_job() {  # $1 = the carry folder as the job names it (relative to the repo
 import json, sys
 command, carry, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
 assert len(command) < 2000 and limit <= 600
-print("The GPU job: copy the checkout with the folder below to the machine, set OUT to the folder the job")
+print("The GPU job. Copy the checkout with the folder below to the machine, set OUT to the folder the job")
 print("keeps, and run the command in the checkout with this time limit:")
 print(f"  command:    {command}")
 print(f"  copy:       {json.dumps([carry])}")
