@@ -19,11 +19,15 @@ class SideOptions:
     ``--tokenizer-SIDE``, ``--normalize-SIDE`` and ``--spm-model-SIDE`` (else ``--spm-model``)."""
 
     parser: Optional[str]
-    parser_named: bool  # --parser-SIDE or --parser was given (not the default)
     parser_model: Optional[str]
     tokenizer: str
     normalize: str
     spm_model: Optional[str]
+
+    @property
+    def parser_named(self) -> bool:
+        """--parser-SIDE or --parser was given (not the default)."""
+        return self.parser is not None
 
 
 @dataclass
@@ -92,14 +96,11 @@ class PrepareOptions:
     def side(self, side: str) -> SideOptions:
         if side not in SIDES:
             raise ValueError(f"side is source or target, not {side!r}")
-        own = {"source": (self.parser_source, self.parser_model_source, self.tokenizer_source,
-                          self.normalize_source, self.spm_model_source),
-               "target": (self.parser_target, self.parser_model_target, self.tokenizer_target,
-                          self.normalize_target, self.spm_model_target)}[side]
-        parser, parser_model, tokenizer, normalize, spm_model = own
-        return SideOptions(parser=parser or self.parser, parser_named=bool(parser or self.parser),
-                           parser_model=parser_model, tokenizer=tokenizer, normalize=normalize,
-                           spm_model=spm_model or self.spm_model)
+        if side == "source":
+            return SideOptions(self.parser_source or self.parser, self.parser_model_source, self.tokenizer_source,
+                               self.normalize_source, self.spm_model_source or self.spm_model)
+        return SideOptions(self.parser_target or self.parser, self.parser_model_target, self.tokenizer_target,
+                           self.normalize_target, self.spm_model_target or self.spm_model)
 
     @property
     def uses_sentencepiece(self) -> bool:

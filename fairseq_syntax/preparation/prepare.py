@@ -117,7 +117,7 @@ def prepare(options):
 
 def check_unsegmented(args, splits, syntax_sides):
     """Before any work: no input of a side that prepare parses or segments holds pieces or BPE marks already."""
-    segments = bool(args.bpe_merges) or segmentation.uses_spm(args)
+    segments = bool(args.bpe_merges) or args.uses_sentencepiece
     for split, pref in splits:
         for lang, side in ((args.source_lang, "source"), (args.target_lang, "target")):
             parsed = side in syntax_sides
@@ -169,7 +169,7 @@ def _prepare_locked(args, splits, syntax_sides, work, t_start):
             lowercase_file(path)
 
     raw = {}  # SentencePiece: what it reads of each side (a syntax side: the text its parser read)
-    if segmentation.uses_spm(args):
+    if args.uses_sentencepiece:
         for (split, lang), path in texts.items():
             conllu = conllus[(split, lang)]
             raw[(split, lang)] = raw_sentences(conllu, os.path.join(work, f"{split}.raw.{lang}")) \

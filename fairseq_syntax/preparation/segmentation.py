@@ -18,14 +18,11 @@ DEFAULT_BPE_MERGES = 8000
 SIDES = ("source", "target")
 
 
-def uses_spm(args) -> bool:
-    return args.uses_sentencepiece
-
 
 def resolve(args, syntax_sides=("source", "target")) -> None:
     """``--bpe-merges`` defaulted, and the SentencePiece options checked (before any work): one segmentation,
     a model for each side, models that load, surface units, no parser tokenising a side without syntax."""
-    if not uses_spm(args):
+    if not args.uses_sentencepiece:
         if args.bpe_merges is None:
             args.bpe_merges = DEFAULT_BPE_MERGES
         return
@@ -45,10 +42,10 @@ def resolve(args, syntax_sides=("source", "target")) -> None:
         if args.spm_model_source or args.spm_model_target:
             raise OptionError("--spm-vocab-size learns the model: give no --spm-model-source / --spm-model-target")
         return
-    from fairseq_syntax.preparation.sentencepiece_step import load_model, model_of
+    from fairseq_syntax.preparation.sentencepiece_step import load_model
 
     for side in SIDES:
-        path = model_of(args, side)
+        path = args.side(side).spm_model
         if path is None:
             raise OptionError(f"--spm-model-{'target' if side == 'target' else 'source'}: the {side} side has no "
                               "SentencePiece model (give --spm-model for both sides, or one per side)")

@@ -135,11 +135,6 @@ def _lines_sha256(lines) -> str:
     return h.hexdigest()
 
 
-def model_of(args, side: str):
-    """The ``--spm-model`` a side was given (its own, else the shared one), or None."""
-    return args.side(side).spm_model
-
-
 def segment_with_models(args, texts, work, progress=True):
     """Every split of both languages in pieces: ``({(split, lang): pieces path}, {lang: model path})``, the models
     learned (``--spm-vocab-size``) or given (``--spm-model``)."""
@@ -151,7 +146,7 @@ def segment_with_models(args, texts, work, progress=True):
             models.update({lang: path for lang in langs})
     else:
         for lang, side in ((src, "source"), (tgt, "target")):
-            models[lang] = model_of(args, side)
+            models[lang] = args.side(side).spm_model
     loaded = {}
     out = {}
     for (split, lang), path in texts.items():

@@ -12,8 +12,8 @@ from typing import Dict, List, Sequence, Tuple
 
 from fairseq_syntax.preparation.databin_record import language_option, target_in_pieces
 
-#: the plugin's folder, given to every command as ``--user-dir``: the fairseq_syntax this process imports (found,
-#: not imported: importing it would not import torch either, but nothing here needs it)
+#: the plugin's folder, given to every command as ``--user-dir``: the fairseq_syntax on this process's path
+#: (located, not imported)
 USER_DIR = importlib.util.find_spec("fairseq_syntax").submodule_search_locations[0]
 #: the size of the small CPU runs (demo, fidelity, UD PUD UAS): 3+3 layers, d 128, FFN 256, 4 heads (the recipes'
 #: CPU table, fairseq_syntax/settings/cpu_table.py, is 3+3, d 128, FFN 512)
