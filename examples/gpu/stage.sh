@@ -17,14 +17,14 @@
 # then stall_matrix.py's eight trainings until BUDGET s from the start; BUDGET is a deadline the scripts keep
 # (each writes its JSON as it goes), TIME_LIMIT_S the job's limit above it (about 9.5 minutes). A failure in the
 # first two minutes (the install, a bad option: every training fails within its first 40 s) shows in run.log.
-# What it writes to OUT: run.log, paired_timing.json and its log, stall_matrix.json, stall_matrix_logs.tar.gz.
+# What it writes to gpu-out/ in the checkout (OUT=DIR: another folder): run.log, paired_timing.json and its log, stall_matrix.json, stall_matrix_logs.tar.gz.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 BUDGET_S=530
 TIME_LIMIT_S=560
 LIMIT_MIB=${LIMIT_MIB:-64}  # the working tree and the carry, together
-COMMAND="set -o pipefail; BUDGET=$BUDGET_S bash examples/gpu/run.sh stall 2>&1 | tee \"\$OUT/run.log\""
+COMMAND="set -o pipefail; out=\"\${OUT:-gpu-out}\"; mkdir -p \"\$out\"; BUDGET=$BUDGET_S OUT=\"\$out\" bash examples/gpu/run.sh stall 2>&1 | tee \"\$out/run.log\""
 say() { echo "[stage $(date +%T)] $*" >&2; }
 die() { echo "[stage] error: $*" >&2; exit 1; }
 
@@ -33,8 +33,8 @@ print_job() {  # $1 = the carry folder as the job names it (relative to the repo
 import json, sys
 command, carry, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
 assert len(command) < 2000 and limit <= 600
-print("The GPU job. Copy the checkout with the folder below to the machine, set OUT to the folder the job")
-print("keeps, and run the command in the checkout with this time limit:")
+print("The GPU job. Copy the checkout with the folder below to the machine and run the command in the checkout")
+print("with this time limit; its results go to gpu-out/ there (OUT=DIR before it: another folder):")
 print(f"  command:    {command}")
 print(f"  copy:       {json.dumps([carry])}")
 print(f"  time limit: {limit} s")
