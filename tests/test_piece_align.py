@@ -210,6 +210,52 @@ def test_a_real_model_on_text_it_normalises(tmp_path):
         align_sentence_pieces(sent, raw, ["▁x"] + pieces[1:], sp)
 
 
+def test_lines_differ_as_the_lines_compared_one_by_one():
+    """The block's line comparison (code points, no loop over lines) against the lines compared as strings, on
+    texts whose lines are of the same lengths and of other lengths."""
+    from fairseq_syntax.data.alignment.piece_align import _codes, _lines_differ
+
+    rng = random.Random(7)
+    for trial in range(200):
+        a = ["".join(rng.choice("ab１") for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(1, 8))]
+        b = [x if rng.random() < 0.5 else "".join(rng.choice("ab１") for _ in range(len(x) if trial % 2 else
+                                                                                 rng.randint(0, 4))) for x in a]
+        got = _lines_differ(_codes("".join(x + "\n" for x in a)), _codes("".join(x + "\n" for x in b)))
+        assert got.tolist() == [x != y for x, y in zip(a, b)], (a, b)
+
+
+def test_a_block_of_sentences_the_model_normalised_is_placed_at_once_as_by_the_models_offsets(tmp_path):
+    """Japanese-like sentences without spaces, some with full-width digits and letters the model's NFKC rule
+    rewrites, in one block: the block places the normalised sentences' pieces all at once
+    (normalized_spans_of_sentences), each as the model's own offsets place them (its proto encoding), a bare
+    mark at a sentence's start and a piece of a rewritten character among them."""
+    import sentencepiece as spm
+
+    rng = random.Random(3)
+    words = ["ガギ", "全角", "ＡＢＣ", "テスト", "１２３", "です", "。", "ｶﾞｷﾞ", "猫", "犬"]
+    sents, raws = [], []
+    for _ in range(120):
+        toks = [rng.choice(words) for _ in range(rng.randint(2, 7))]
+        heads = [0] + [rng.randint(1, i) for i in range(1, len(toks))]  # a tree: each head an earlier word
+        sents.append(Sentence(toks, heads, ["dep"] * len(toks)))
+        raws.append("".join(toks))
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(raws), model_prefix=str(tmp_path / "m"), vocab_size=30,
+                                   hard_vocab_limit=False, num_threads=1, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    pieces = [sp.encode(r, out_type=str) for r in raws]
+    assert sum(unicodedata.normalize("NFKC", r) != r for r in raws) > 30
+    block = align_block_pieces(_sentence_trees(sents), raws, [" ".join(p) for p in pieces], sp)
+    a = 0
+    for sent, raw, n in zip(sents, raws, block.sizes.tolist()):
+        char_of = {len(raw[:i].encode("utf-8")): i for i in range(len(raw) + 1)}
+        spans = [(char_of[p.begin], char_of[p.end]) for p in sp.encode(raw, out_type="proto").pieces]
+        rows = list(zip(block.word[a:a + n].tolist(), block.head[a:a + n].tolist(),
+                        [block.label_names[i] for i in block.label[a:a + n].tolist()],
+                        block.first_word[a:a + n].tolist()))
+        assert rows == reference_alignment(sent, raw, spans), raw
+        a += n
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_every_strategy_keeps_the_head_word_invariant_on_sentencepiece_units(strategy):
     """docs/design.md's invariant on SentencePiece units: floor(parent) of a piece lies in its own unit or its

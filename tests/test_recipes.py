@@ -533,6 +533,31 @@ def test_a_sample_run_switches_to_the_heads_own_tree_after_its_first_update(tmp_
     assert "--self-parse-train-after" not in p.stderr
 
 
+def test_a_fine_tuned_model_starts_from_its_starting_models_best_checkpoint_of_the_same_seed(tmp_path):
+    """transformer_ft and dep_rel_ft: the from-scratch model's command with the fine-tuning budget (1,000
+    updates, warm-up 50, lr 2e-4) and --finetune-from-model on the transformer's best checkpoint; reseeded, the
+    transformer of the same seed; without that checkpoint train.sh stops, naming the model to train first."""
+    work = str(tmp_path)
+    os.makedirs(tmp_path / "main" / "data-bin")
+    open(os.path.join(tmp_path / "main" / "data-bin", ".prepared"), "w").close()  # as prepare.sh leaves it
+    for name, scratch, start in (("transformer_ft", "transformer", "transformer"),
+                                 ("dep_rel_ft_seed2", "dep_rel_seed2", "transformer_seed2")):
+        command, _, _ = _seeded("tanaka-ja-en", name, work)
+        original, _, _ = _seeded("tanaka-ja-en", scratch, work)
+        start_from = f"--finetune-from-model {work}/checkpoints/{start}/checkpoint_best.pt"
+        assert command.endswith(start_from), command
+        tuned = (original.replace("--max-update 2000", "--max-update 1000").replace("--warmup-updates 400",
+                 "--warmup-updates 50").replace("--lr 0.002", "--lr 0.0002")
+                 .replace(f"/checkpoints/{scratch}", f"/checkpoints/{name}"))
+        assert command == tuned + " " + start_from
+    command, base, also = _seeded("tanaka-ja-en", "dep_rel_u3000_seed3", work)
+    assert "--max-update 3000" in command and "finetune" not in command
+    assert (base, also) == ("transformer_ft_seed3", [])
+    p = recipe("tanaka-ja-en", "train", "dep_rel_ft", check=False, fork=False, WORK=work)
+    assert p.returncode == 1 and "dep_rel_ft fine-tunes transformer's best checkpoint" in p.stderr
+    assert "train transformer first" in p.stderr
+
+
 @pytest.mark.slow  # five prepares of a sample: 30 s
 def test_a_data_bin_made_from_other_raw_data_is_made_again(tmp_path):
     """SAMPLE=1 prepare, then the real data into the same WORK (LOCAL_DATA here): prepare stops, naming both

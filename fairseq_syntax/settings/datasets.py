@@ -4,7 +4,7 @@ from typing import Callable, Dict
 
 from fairseq_syntax.errors import OptionError
 from fairseq_syntax.settings.cpu_table import cpu_table
-from fairseq_syntax.settings.model_settings import ModelSettings, options
+from fairseq_syntax.settings.model_settings import ModelSettings, options, with_values
 from fairseq_syntax.settings.paper_tables import aspec_en_ja_table, aspec_ja_en_table, pascal_table, syncattn_table
 
 SIZES = ("cpu", "base")
@@ -27,6 +27,19 @@ def _tanaka_ja_en(size: str) -> Dict[str, ModelSettings]:
     # pieces by character offsets): does the tree's gain hold with units that cut across GiNZA's words?
     table["transformer_spm"] = replace(table["transformer"], data="spm", baseline="transformer_spm")
     table["dep_rel_spm"] = replace(table["dep_rel"], data="spm", baseline="transformer_spm", also_against=())
+    # syntax at fine-tuning (docs/models.md, "Starting from a pretrained model"): from the 2,000-update
+    # transformer's best checkpoint, 1,000 more updates as the transformer and as dep+rel (its relative terms
+    # start at zero: the pretrained function), at the docs' fine-tuning rate (a tenth of the table's, warm-up
+    # again over 5% of the updates); beside them dep+rel from scratch for the same 3,000 updates
+    tune = {"--max-update": "1000", "--warmup-updates": "50", "--lr": "0.0002"}
+    table["transformer_ft"] = replace(table["transformer"], train=with_values(table["transformer"].train, tune),
+                                      baseline="transformer_ft", also_against=("transformer",),
+                                      starts_from="transformer")
+    table["dep_rel_ft"] = replace(table["dep_rel"], train=with_values(table["dep_rel"].train, tune),
+                                  baseline="transformer_ft", also_against=("dep_rel_u3000",), starts_from="transformer")
+    table["dep_rel_u3000"] = replace(table["dep_rel"], train=with_values(table["dep_rel"].train,
+                                                                         {"--max-update": "3000"}),
+                                     baseline="transformer_ft", also_against=())
     return table
 
 

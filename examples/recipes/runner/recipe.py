@@ -112,11 +112,12 @@ class Recipe:
         self.models[name] = ModelSettings(
             data=s.data, batch=s.batch, train=tuple(train), task=s.task, decode=s.decode, baseline=baseline,
             also_against=tuple(b + suffix for b in s.also_against),
-            checkpoint_of=s.checkpoint_of + suffix if s.checkpoint_of else None)
-        if baseline != base:
-            self.seeded(baseline)
-        for b in s.also_against:
-            self.seeded(b + suffix)
+            checkpoint_of=s.checkpoint_of + suffix if s.checkpoint_of else None,
+            starts_from=s.starts_from + suffix if s.starts_from else None)
+        for other in (baseline if baseline != base else None, *(b + suffix for b in s.also_against),
+                      s.starts_from + suffix if s.starts_from else None):
+            if other:
+                self.seeded(other)
 
     # ------------------------------------------------------------------ batch
     def gpu_count(self) -> int:

@@ -88,6 +88,12 @@ def train(recipe: Recipe, model: str, extra: List[str]) -> None:
            *recipe.batch_args(s.batch), "--log-format", "simple", "--log-interval", "100",
            *(sample_options(list(s.train)) if recipe.sample else []), *recipe.var("EXTRA_TRAIN_ARGS").split(), *extra]
     checkpoints = os.path.join(recipe.work, "checkpoints", model)
+    if s.starts_from:  # fairseq resumes from checkpoints/MODEL/checkpoint_last.pt where one exists
+        start = os.path.join(recipe.work, "checkpoints", s.starts_from, "checkpoint_best.pt")
+        if not recipe.dry_run and not os.path.isfile(start):
+            raise RecipeError(f"{model} fine-tunes {s.starts_from}'s best checkpoint ({start}): train "
+                              f"{s.starts_from} first")
+        cmd += ["--finetune-from-model", start]
     if not recipe.dry_run:
         trained_on(data_bin, checkpoints)
     commands.train(recipe, data_bin, checkpoints, cmd)

@@ -16,12 +16,12 @@ text).
 """
 from __future__ import annotations
 
-import re
 from typing import List, Sequence
 
 import numpy as np
 
-from fairseq_syntax.data.alignment.piece_spans import MARK, NeedsModel, PiecesDiffer, locate_pieces, locate_sentence
+from fairseq_syntax.data.alignment.piece_spans import (MARK, NeedsModel, PiecesDiffer, locate_pieces, locate_sentence,
+                                                       normalized_spans_of_sentences)
 from fairseq_syntax.data.alignment.piece_units import TreeArrays, units_from_spans
 from fairseq_syntax.data.alignment.word_offsets import WordNotFound
 from fairseq_syntax.data.trees.conllu_blocks import ColumnBlock, read_blocks
@@ -108,22 +108,45 @@ def _sentence_trees(sents) -> TreeArrays:
 
 
 def _lengths(text: str):
-    """(lengths of the space-separated items of ``text``'s lines, without ``▁``; items per line), or None when a
-    line is empty or not single-spaced."""
-    if not text or "  " in text or " \n" in text or "\n " in text or "\n\n" in text or text[0] in " \n":
+    """(lengths of the space-separated items of ``text``'s lines, without ``▁``; items per line; the text's code
+    points), or None when a line is empty or not single-spaced."""
+    c = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)  # a code point each (UTF-8: 3 bytes a kana)
+    ends = np.flatnonzero((c == 32) | (c == 10))
+    lengths = np.diff(ends, prepend=-1) - 1
+    if not len(ends) or lengths.min() < 1:  # an empty item: two separators in a row, or one first
         return None
-    b = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-    sep = (b == 32) | (b == 10)
-    ends = np.flatnonzero(sep)
-    # a character is a byte that does not continue one (10xxxxxx); ▁ (E2 96 81) and the separators do not count
-    content = ((b & 0xC0) != 0x80) & ~sep
-    if MARK in text:
-        content[np.flatnonzero((b[:-2] == 0xE2) & (b[1:-1] == 0x96) & (b[2:] == 0x81))] = False
-    counted = np.cumsum(content)
-    lengths = np.diff(counted[ends], prepend=0)
-    newline = b[ends] == 10
+    if MARK in text:  # ▁ does not count: each one taken from the item it is in
+        lengths -= np.bincount(np.searchsorted(ends, np.flatnonzero(c == ord(MARK))), minlength=len(ends))
+    newline = c[ends] == 10
     per_line = np.diff(np.flatnonzero(newline), prepend=-1)
-    return lengths, per_line
+    return lengths, per_line, c
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+
+
+def _lines_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per line, whether two texts of as many lines (code points, each line ended by a line end) differ there."""
+    ea, eb = np.flatnonzero(a == 10), np.flatnonzero(b == 10)
+    if len(a) == len(b) and np.array_equal(ea, eb):  # lines of the same lengths: where the characters differ
+        differ = np.zeros(len(ea), bool)
+        differ[np.searchsorted(ea, np.flatnonzero(a != b))] = True
+        return differ
+    la, lb = np.diff(ea, prepend=-1), np.diff(eb, prepend=-1)
+    differ = la != lb
+    same = np.flatnonzero(~differ)
+    size = la[same]
+    start_a, start_b = (ea - la + 1)[same], (eb - lb + 1)[same]
+    at = np.repeat(start_a - (np.cumsum(size) - size), size) + np.arange(int(size.sum()))
+    unequal = a[at] != b[at + np.repeat(start_b - start_a, size)]
+    differ[same[np.unique(np.repeat(np.arange(len(same)), size)[unequal])]] = True
+    return differ
+
+
+def _spaces_per_line(c: np.ndarray, space: np.ndarray) -> np.ndarray:
+    ends = np.flatnonzero(c == 10)
+    return np.bincount(np.searchsorted(ends, np.flatnonzero(space)), minlength=len(ends))
 
 
 class _Failure(Exception):
@@ -147,25 +170,35 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
                 raise _Failure(k, "no pieces")
         tok_len = np.array([len(x) for x in surface.split()], np.int64)
         piece_sizes = np.array([len(p.split()) for p in pieces], np.int64)
-        slow = range(n)
+        slow = list(range(n))
         piece_len = np.zeros(int(piece_sizes.sum()), np.int64)
-        raw_ns = piece_ns = None  # not compared: every sentence is located
+        spelled_line = np.zeros(n, bool)  # not compared: every sentence is located
+        normalised_line = np.ones(n, bool)
     else:
-        tok_len, _ = tok
-        piece_len, piece_sizes = got
-        # the whole block at once when it spells its raw text (the common case), else sentence by sentence
-        tok_ns = surface.replace(" ", "")
-        piece_ns = piece_text.replace(" ", "").replace(MARK, "")
-        raw_ns = raw_text.replace(" ", "")
-        if raw_ns != tok_ns:  # other whitespace than spaces (tabs, ideographic spaces), or another text
-            raw_ns = _WHITESPACE.sub("", raw_ns)
-        if raw_ns == tok_ns == piece_ns:
-            slow = []
-        else:
-            raw_ns, tok_ns, piece_ns = (x.split("\n") for x in (raw_ns, tok_ns, piece_ns))
-            slow = [k for k in range(n) if not raw_ns[k] == tok_ns[k] == piece_ns[k]]
+        tok_len, _, tok_c = tok
+        piece_len, piece_sizes, piece_c = got
+        # the whole block at once when it spells its raw text (the common case), else sentence by sentence: per
+        # line, whether the raw text (whitespace aside) differs from the tokens, from the pieces (marks aside)
+        tok_ns, piece_ns = tok_c[tok_c != 32], piece_c[(piece_c != 32) & (piece_c != ord(MARK))]
+        raw_c = _codes(raw_text)
+        space = raw_c == 32
+        raw_ns = raw_c[~space]
+        raw_tok = _lines_differ(raw_ns, tok_ns)
+        if raw_tok.any():  # other whitespace than spaces (tabs, ideographic spaces), or another text
+            space = np.isin(raw_c, _WHITESPACE_CODES)
+            raw_ns = raw_c[~space]
+            raw_tok = _lines_differ(raw_ns, tok_ns)
+        raw_piece = _lines_differ(raw_ns, piece_ns)
+        slow = np.flatnonzero(raw_tok | raw_piece).tolist()
+        if slow:
+            # tokens that spell a raw text without whitespace keep their spans from lengths (they are its
+            # offsets); the pieces of the sentences SentencePiece normalised are placed by its offsets
+            spelled_line = ~raw_tok & (_spaces_per_line(raw_c, space) == 0)
+            normalised_line = raw_piece
     raw = raw_text.split("\n") if slow else None
-    stride = (max((len(x) for x in raw), default=0) if slow else len(raw_text)) + 2
+    # a key per character that orders the block: a sentence's offsets plus its index times the stride
+    stride = (int(np.diff(np.flatnonzero(_codes(raw_text) == 10), prepend=-1).max(initial=0)) if slow
+              else len(raw_text)) + 2
     tok_first = np.zeros(n + 1, np.int64)
     np.cumsum(trees.token_sizes, out=tok_first[1:])
     piece_first = np.zeros(n + 1, np.int64)
@@ -182,15 +215,29 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
     piece_lines_of = piece_text.split("\n") if slow else None
     normalized = {}  # the model's normalisation, in one call, of the sentences whose pieces do not spell them
     if slow and spm is not None:
-        which = [k for k in slow if piece_ns[k] != raw_ns[k]] if isinstance(raw_ns, list) else list(slow)
+        which = [k for k in slow if normalised_line[k]]
         if which:
             normalized = dict(zip(which, spm.Normalize([raw[k] for k in which], with_offsets=True)))
-    for k in slow:
-        # tokens that spell a raw text without whitespace keep their spans from lengths (they are its offsets)
-        spelled = isinstance(raw_ns, list) and raw_ns[k] == tok_ns[k] and len(raw_ns[k]) == len(raw[k])
+    spelled = [bool(spelled_line[k]) for k in slow]
+    # of those, the ones SentencePiece normalised (NFKC: full-width digits and marks), all at once
+    group = [k for k, ok in zip(slow, spelled) if ok and k in normalized]
+    done = set()
+    if group:
+        spells, starts, ends = normalized_spans_of_sentences([piece_lines_of[k] for k in group],
+                                                             [normalized[k] for k in group],
+                                                             [len(raw[k]) for k in group])
+        ok = np.asarray(group, np.int64)[spells]
+        sizes = piece_sizes[ok]
+        if int(sizes.sum()) == len(starts):  # (else each is placed, and its error named, one by one below)
+            at = np.repeat(piece_first[ok] - (np.cumsum(sizes) - sizes), sizes) + np.arange(len(starts))
+            piece_start[at], piece_end[at] = starts, ends
+            done = set(ok.tolist())
+    for k, spelled_k in zip(slow, spelled):
+        if k in done:
+            continue
         pieces_k = piece_lines_of[k].split()
         try:
-            if spelled:
+            if spelled_k:
                 starts, ends = locate_pieces(raw[k], pieces_k, spm, normalized.get(k))
             else:
                 spans = locate_sentence(trees.tokens(k), raw[k], pieces_k, spm, normalized.get(k))
@@ -217,7 +264,7 @@ def _text(lines: List[str]) -> str:
 
 
 #: whitespace but the line break (the raw text of a block, a sentence a line, without its spaces)
-_WHITESPACE = re.compile(r"[^\S\n]+")
+_WHITESPACE_CODES = np.array([c for c in range(0x3001) if chr(c).isspace() and c != 10], np.uint32)
 
 
 def iter_piece_aligned_blocks(conllu_path: str, raw_path: str, pieces_path: str, spm=None, progress: bool = True,

@@ -6,7 +6,10 @@ digits and marks). :mod:`.piece_units` makes units of the spans.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from fairseq_syntax.data.alignment.word_offsets import locate_tokens
 
@@ -81,6 +84,53 @@ def normalized_piece_spans(pieces: Sequence[str], normalized: str, offsets: Sequ
             ends.append(offsets[at_end])
         at = at_end
     return _fill_marks(starts, ends, n)
+
+
+def normalized_spans_of_sentences(piece_lines: Sequence[str], normalized: Sequence[Tuple[str, Sequence[int]]],
+                                  raw_lengths: Sequence[int]):
+    """:func:`normalized_piece_spans` for many sentences at once: ``piece_lines[i]`` (pieces separated by spaces)
+    against ``normalized[i]`` (the model's normalisation of raw sentence i, ``raw_lengths[i]`` characters, with its
+    offsets). Returns (spells, starts, ends): which sentences' pieces spell their normalisation, and the spans of
+    the pieces of those sentences, in order, as arrays (the others are left to the caller)."""
+    spells = np.array([line.replace(" ", "") == text for line, (text, _) in zip(piece_lines, normalized)], bool)
+    kept = np.flatnonzero(spells)
+    if not len(kept):
+        return spells, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    joined = "".join(piece_lines[i] + "\n" for i in kept)
+    if "  " in joined or " \n" in joined or joined[0] == " " or "\n " in joined:  # not single-spaced
+        joined = "".join(" ".join(piece_lines[i].split()) + "\n" for i in kept)
+    c = np.frombuffer(joined.encode("utf-32-le"), np.uint32)
+    sep = (c == 32) | (c == 10)
+    piece_of = np.cumsum(sep) - sep  # each piece is followed by one separator
+    n_pieces = int(sep.sum())
+    content = ~sep
+    piece_of, ismark = piece_of[content], c[content] == ord(MARK)
+    length = np.bincount(piece_of, minlength=n_pieces)
+    first = np.cumsum(length) - length  # of each piece, among the characters of the normalised texts in a row
+    other = ~ismark
+    before = np.cumsum(other) - other  # characters other than the mark before each character
+    leading = ismark & (before == before[first[piece_of]])
+    lead = np.bincount(piece_of[leading], minlength=n_pieces)
+    sent = _sentence_of_pieces(c, sep)
+    offsets = np.fromiter(chain.from_iterable(normalized[i][1] for i in kept), np.int64)
+    # a sentence's offsets have one entry more than its text: character g of sentence s is entry g + s
+    starts = offsets[first + sent + lead]
+    ends = offsets[first + sent + length]
+    # a piece that is only the mark takes the start of the sentence's next piece with characters, else the end
+    valid = lead < length
+    at = np.where(valid, np.arange(n_pieces), n_pieces)
+    nxt = np.minimum.accumulate(at[::-1])[::-1]
+    same = nxt < n_pieces
+    same[same] = sent[nxt[same]] == sent[same]
+    fill = np.where(same, starts[np.minimum(nxt, n_pieces - 1)],
+                    np.asarray(raw_lengths, np.int64)[kept][sent])
+    return spells, np.where(valid, starts, fill), np.where(valid, ends, fill)
+
+
+def _sentence_of_pieces(c, sep):
+    """The sentence (0-based) of each piece of a text of lines of pieces (``sep``: its spaces and line ends)."""
+    line_ends = c[sep] == 10
+    return np.cumsum(line_ends) - line_ends
 
 
 def _fill_marks(starts, ends, n):
