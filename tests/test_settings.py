@@ -109,6 +109,30 @@ def test_the_settings_table_in_the_docs_is_generated():
         assert f.read() == markdown(), "docs/settings.md is out of date: python tests/test_settings.py --write"
 
 
+def test_a_model_shown_as_its_baseline_plus_options_trains_with_exactly_those():
+    """docs/settings.md writes a model as BASELINE + OPTIONS [without DROPPED]: read back that way (the
+    baseline's options, OPTIONS set, DROPPED removed; the last of an option given twice winning, as fairseq's
+    parser does), every model of every table is its own options."""
+    from fairseq_syntax.cli.settings import _groups, _relative
+
+    for d in DATASETS:
+        for size in SIZES:
+            table = settings(d, size)
+            for m, s in table.items():
+                for r, ref in table.items():
+                    shown = _relative(s.train, ref.train, r)
+                    if shown.startswith("`"):  # in full
+                        assert shlex.split(shown.strip("`")) == list(s.train)
+                        continue
+                    read = dict(_groups(ref.train))
+                    plus, _, without = shown[len(r):].partition(" without ")
+                    if plus.startswith(" + "):
+                        read.update(_groups(shlex.split(plus[3:].strip("`"))))
+                    for o in shlex.split(without.strip("`")):
+                        del read[o]
+                    assert read == _groups(s.train), (d, m, r, shown)
+
+
 def test_a_model_name_that_bash_would_read_as_code_is_refused():
     from dataclasses import replace
 

@@ -118,7 +118,9 @@ def markdown() -> str:
            "`MODEL_seedN` is MODEL with `--seed N` against its baseline's seed N. A model with a checkpoint of "
            "another is that model decoded another way (nothing to train). Preparation (BPE, parsers, "
            "filters: the data variants) is in each dataset's `recipe.json`. The recipes with two sizes take "
-           "`SIZE=cpu` (the default) or `SIZE=base`.", ""]
+           "`SIZE=cpu` (the default) or `SIZE=base`. A baseline's options are given in full; another model's as "
+           "BASELINE + OPTIONS: the baseline's options, OPTIONS given another value or added (the last of an "
+           "option given twice wins, as in fairseq), \"without\" those it drops.", ""]
     tables = [(dataset, size, settings(dataset, size)) for dataset in sorted(DATASETS) for size in SIZES
               if size == "cpu" or settings(dataset, "cpu") != settings(dataset, "base")]
     shown = []  # (title, table) rendered so far: a recipe whose models are some of those is named, not repeated
@@ -133,15 +135,45 @@ def markdown() -> str:
             out += [f"## {title}", "", f"The settings of {same[0]}: {models}.", ""]
             continue
         shown.append((title, table))
+        # the baselines' options in full, every other model's as the nearest baseline's with some changed
+        references = [m for m, s in sorted(table.items()) if s.baseline == m and not (s.checkpoint_of or s.starts_from)]
         out += [f"## {title}", "", "| model | data | batch | fairseq-train options | decoding | against |",
                 "| --- | --- | --- | --- | --- | --- |"]
         for m, s in sorted(table.items()):
             against = ", ".join((s.baseline,) + s.also_against) if s.baseline != m else "(baseline)"
             data = s.data + (f", checkpoint of {s.checkpoint_of}" if s.checkpoint_of else "")
+            data += f", from {s.starts_from}'s best checkpoint" if s.starts_from else ""
+            train = _code(s.train) if m in references else min(
+                (_relative(s.train, table[r].train, r) for r in references), key=len, default=_code(s.train))
             task = "" if s.task == "syntax_translation" else f" (task {s.task})"
-            out.append(f"| {m} | {data} | {s.batch} | {_code(s.train)}{task} | {_code(s.decode)} | {against} |")
+            out.append(f"| {m} | {data} | {s.batch} | {train}{task} | {_code(s.decode)} | {against} |")
         out.append("")
     return "\n".join(out)
+
+
+def _groups(words) -> Dict[str, tuple]:
+    """An option line as option -> its values, the last given winning (as fairseq's parser reads it)."""
+    groups: Dict[str, tuple] = {}
+    for w in words:
+        if w.startswith("--"):
+            groups.pop(w, None)
+            groups[w] = ()
+            last = w
+        else:
+            groups[last] += (w,)
+    return groups
+
+
+def _relative(train, reference_train, reference) -> str:
+    """``train`` as the reference's options with some changed, added or dropped, where that is shorter."""
+    own, ref = _groups(train), _groups(reference_train)
+    changed = [w for o, v in own.items() if ref.get(o) != v for w in (o, *v)]
+    dropped = [o for o in ref if o not in own]
+    if len(changed) + len(dropped) >= len(train) // 2:
+        return _code(train)
+    if not changed and not dropped:
+        return f"as {reference}"
+    return reference + (f" + {_code(changed)}" if changed else "") + (f" without {_code(dropped)}" if dropped else "")
 
 
 def main(argv=None):
