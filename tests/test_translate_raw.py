@@ -135,6 +135,38 @@ def test_raw_text_edge_cases_and_interactive(trained):
     assert [d_lines[k] for k in range(5)] == out
 
 
+def test_a_data_bin_of_controlled_trees_controls_the_raw_texts_trees_and_its_models_only(trained, tmp_path, caplog):
+    """A data-bin whose record names a tree control (prepare --tree-control): raw text is parsed, then its trees
+    controlled the same way, and the log says so; a checkpoint trained on the parser's trees is refused with it."""
+    import logging
+    import shutil
+
+    from fairseq.data import Dictionary
+
+    from fairseq_syntax.data.trees.tree_controls import TreeControl
+    from fairseq_syntax.errors import SyntaxDataError
+    from fairseq_syntax.inference.hub import from_pretrained
+    from fairseq_syntax.inference.source import RawSourceEncoder
+    from fairseq_syntax.preparation.databin_record import PreparationRecord
+
+    data, checkpoints, test_en, _ = trained
+    copy = tmp_path / "data-bin"
+    shutil.copytree(data, copy)
+    record = json.loads((copy / "preparation.json").read_text(encoding="utf-8"))
+    record["tree_control"] = {"kind": "right-chain", "seed": 1, "uas": {}}
+    (copy / "preparation.json").write_text(json.dumps(record), encoding="utf-8")
+    loaded = PreparationRecord.load(str(copy))
+    encoder = RawSourceEncoder(loaded, str(copy), "en", Dictionary.load(str(copy / "dict.en.txt")))
+    with caplog.at_level(logging.WARNING):
+        sources = encoder.encode(test_en[:3]).sources
+    assert "--tree-control right-chain (seed 1): the input's parses are replaced the same way" in caplog.text
+    for src in sources:
+        n = len(src.tree.words)
+        assert src.tree.heads == TreeControl.parse("right-chain").heads([0] * n, "")
+    with pytest.raises(SyntaxDataError, match="trained on --tree-control none"):
+        from_pretrained(os.path.dirname(checkpoints["dep_rel"]), "checkpoint_last.pt", str(copy))
+
+
 def test_parse_heads_give_conllu_of_the_users_words(trained):
     from fairseq_syntax.data.trees.conllu import read_conllu
     from fairseq_syntax.inference.hub import from_pretrained

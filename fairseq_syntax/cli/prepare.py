@@ -68,6 +68,15 @@ def get_parser():
                        "side without syntax, the parser on a syntax side (after --normalize-SIDE); kytea: kytea "
                        "-notags, then the parser keeps those tokens; given: the text is tokenised already (a syntax "
                        "side is parsed --pretokenized). For a side given as CoNLL-U: how its tokens were made")
+    p.add_argument("--tree-control", default=None, metavar="KIND",
+                   help="replace the parser's trees of every split, after parsing, by a control that carries less "
+                   "or no syntax (docs/data.md, 'Tree controls'): random (a uniformly random tree), left-chain "
+                   "(each word headed by the one before it), right-chain (by the one after it), noise:P (each word's "
+                   "head, with probability P, another word's that keeps the tree a tree); recorded in the data-bin "
+                   "with the controlled trees' UAS against the parser's, and applied to raw text at decoding")
+    p.add_argument("--tree-control-seed", type=int, default=1, metavar="N",
+                   help="the seed of --tree-control's draws (each sentence's draw depends on it and on the "
+                   "sentence's place alone: workers and shards make the same trees) [1]")
     p.add_argument("--units", choices=["surface", "words"], default="surface",
                    help="text to translate: surface tokens (default; 'zum' stays one token) or syntactic words "
                    "('zu dem')")

@@ -34,6 +34,7 @@ from fairseq_syntax.data.datasets.syntax_dataset import (
     collate_rows,
 )
 from fairseq_syntax.errors import InputLineError, SyntaxDataError
+from fairseq_syntax.inference.controlled_parser import with_tree_control
 from fairseq_syntax.inference.source import EncodedSources, RawSourceEncoder
 from fairseq_syntax.inference.target import RecordedText, join_pieces
 from fairseq_syntax.parsing import backend_options, build_parser
@@ -294,7 +295,7 @@ class RawInput:
                 options = backend_options(backend, lang=cfg.inference_parser_lang or cfg.source_lang,
                                           model=cfg.inference_parser_model, model_dir=cfg.inference_parser_model,
                                           pretokenized=not pieces, model_option="--inference-parser-model")
-            self._parser = build_parser(backend, **options)
+            self._parser = with_tree_control(build_parser(backend, **options), self.record)
         bpe_lines = [self.task.src_dict.string(t) for t in src_tokens]  # Dictionary.string leaves EOS out
         label_dict = self.task.src_label_dict
         if pieces:  # SentencePiece: the text the pieces spell, parsed as preparation parsed raw text

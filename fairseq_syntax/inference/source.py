@@ -26,6 +26,7 @@ import torch
 from fairseq_syntax.data.alignment.piece_align import align_sentence_pieces
 from fairseq_syntax.data.alignment.subword_align import align_sentence
 from fairseq_syntax.errors import InputLineError, SyntaxDataError
+from fairseq_syntax.inference.controlled_parser import with_tree_control
 from fairseq_syntax.parsing.base import load_parser
 from fairseq_syntax.preparation.databin_record import PreparationRecord, parser_options
 
@@ -74,6 +75,7 @@ class RawSourceEncoder:
         task's ``--inference-parser``); the record's tokenisation steps stay."""
         self.data_dir, self.lang = data_dir, lang
         self.spec = record.language(lang, data_dir)
+        self.record = record
         if parser is not None:
             from dataclasses import replace
 
@@ -108,8 +110,9 @@ class RawSourceEncoder:
                                       "give one (--inference-parser, with its model) to parse raw text")
             backend = self.spec.parser["backend"]
             options = parser_options(self.spec.parser, self.data_dir)
-            self._parser = load_parser(backend, options, f"the {backend} parser of {self.lang} (recorded in "
-                                                         f"{self.data_dir}/preparation.json or given)")
+            self._parser = with_tree_control(load_parser(backend, options, f"the {backend} parser of {self.lang} "
+                                                         f"(recorded in {self.data_dir}/preparation.json or given)"),
+                                             self.record)
         return self._parser
 
     def normalize(self, line: str) -> str:

@@ -71,6 +71,7 @@ class PreparationRecord:
     bpe_merges: int = 0  # merges learned (joint when both languages name one file)
     version: int = VERSION
     spm: Optional[Dict[str, dict]] = None  # language -> {"file", "sha256", "source", "pieces"}
+    tree_control: Optional[dict] = None  # {"kind", "seed", "uas"}: the trees are a control (tree_control_step)
 
     def save(self, data_dir: str) -> str:
         path = os.path.join(data_dir, RECORD_FILE)
@@ -80,6 +81,8 @@ class PreparationRecord:
             fields["version"] = SPM_VERSION
         else:
             del fields["spm"]  # a record without SentencePiece is the version 1 it was
+        if not self.tree_control:
+            del fields["tree_control"]
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(fields, f, indent=1, sort_keys=True)
             f.write("\n")
@@ -99,7 +102,11 @@ class PreparationRecord:
                                  f"{SPM_VERSION}")
             record = cls(languages={k: LanguageRecord(**v) for k, v in raw["languages"].items()},
                          bpe=raw.get("bpe"), bpe_merges=raw.get("bpe_merges", 0), version=raw["version"],
-                         spm=raw.get("spm"))
+                         spm=raw.get("spm"), tree_control=raw.get("tree_control"))
+            if record.tree_control is not None:
+                from fairseq_syntax.preparation.tree_control_step import from_record
+
+                from_record(record.tree_control)  # a control this plugin can make again
             for lang, spec in (record.spm or {}).items():
                 if not isinstance(spec, dict) or not isinstance(spec.get("file"), str):
                     raise ValueError(f"the SentencePiece model of {lang!r} names no file")

@@ -71,6 +71,8 @@ class PrepareOptions:
     max_ratio: float = 0.0
     lang_filter: Optional[str] = None
     lowercase: bool = False
+    tree_control: Optional[str] = None
+    tree_control_seed: int = 1
     workers: int = 1
     shard: Optional[str] = None
     chunk_size: int = 2048

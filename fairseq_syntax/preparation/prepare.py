@@ -66,6 +66,7 @@ from fairseq_syntax.preparation.record_step import check_text_record, record_exi
 from fairseq_syntax.preparation.sentencepiece_step import raw_sentences, segment_with_models
 from fairseq_syntax.preparation.shards import prepare_shard
 from fairseq_syntax.preparation.text_only import prepare_text
+from fairseq_syntax.preparation.tree_control_step import apply_tree_control, control_of, record_entry
 from fairseq_syntax.preparation.side_texts import count_lines_of, lowercase_file
 
 logger = logging.getLogger(__name__)
@@ -91,6 +92,10 @@ def prepare(options):
                           "longer match the forms of the parses")
     work = args.workdir or os.path.join(args.destdir, "work")
     splits = [(s, p) for s, p in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)) if p]
+    control_of(args)  # a kind it does not know stops here
+    if args.tree_control and (args.text_only or args.record_only):
+        raise OptionError(f"--tree-control is applied when the data-bin is made: not with "
+                          f"--{'text-only' if args.text_only else 'record-only'}")
     if args.text_only:
         check_paths(args, splits, args.workdir, destdir=False)
         check_unsegmented(args, splits, syntax_sides)
@@ -167,6 +172,8 @@ def _prepare_locked(args, splits, syntax_sides, work, t_start):
     if args.lowercase:
         for (split, lang), path in texts.items():
             lowercase_file(path)
+    control = control_of(args)
+    control_uas = apply_tree_control(control, conllus, work, progress=not args.no_progress) if control else None
 
     raw = {}  # SentencePiece: what it reads of each side (a syntax side: the text its parser read)
     if args.uses_sentencepiece:
@@ -200,7 +207,8 @@ def _prepare_locked(args, splits, syntax_sides, work, t_start):
                                progress=not args.no_progress,
                                total=None if args.no_progress else count_lines_of(bpe_paths[(split, lang)]),
                                raw=raw.get((split, lang)), spm_model=spm_models.get(lang))
-    write_record(args, syntax_sides, codes, [side for _, side in to_parse], spm_models)
+    write_record(args, syntax_sides, codes, [side for _, side in to_parse], spm_models,
+                 tree_control=record_entry(control, control_uas) if control else None)
     os.remove(unfinished)
     logger.info("prepared %s in %.1fs", args.destdir, time.perf_counter() - t_start)
     print(f"data-bin ready: {args.destdir}")

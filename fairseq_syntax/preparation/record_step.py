@@ -114,7 +114,7 @@ def spm_entries(args, models) -> dict:
     return out
 
 
-def write_record(args, syntax_sides, codes, parsed_sides=(), spm_models=None):
+def write_record(args, syntax_sides, codes, parsed_sides=(), spm_models=None, tree_control=None):
     """DESTDIR/preparation.json, and the BPE codes or SentencePiece models beside it (what decoding raw text
     needs); ``parsed_sides``: the sides prepare parsed itself. With --text-record, the text is checked first
     (:func:`recheck_text`)."""
@@ -130,7 +130,7 @@ def write_record(args, syntax_sides, codes, parsed_sides=(), spm_models=None):
         bpe[lang] = name
     spm = spm_entries(args, spm_models) if spm_models else None
     return PreparationRecord(languages=languages, bpe=bpe or None, bpe_merges=args.bpe_merges,
-                             spm=spm).save(args.destdir)
+                             spm=spm, tree_control=tree_control).save(args.destdir)
 
 
 

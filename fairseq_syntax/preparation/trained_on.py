@@ -13,6 +13,8 @@ from fairseq_syntax.errors import SyntaxDataError
 SAVED_SYNTAX_OPTIONS = "fairseq_syntax_options"
 #: task_state key: a digest of each dictionary the model was trained with (its token and label indices)
 SAVED_DICTIONARIES = "fairseq_syntax_dictionaries"
+#: task_state key: the data-bin's tree control ("KIND, seed N"; "none": the parser's trees)
+SAVED_TREE_CONTROL = "fairseq_syntax_tree_control"
 #: task_state key: the SHA-256 of each language's BPE codes (or SentencePiece model) in the preparation record the
 #: model was trained with
 SAVED_BPE_CODES = "fairseq_syntax_bpe_codes"
@@ -53,3 +55,18 @@ def codes_digests(record, langs, data_dir: str) -> dict:
         if path:
             out[lang] = file_sha256(path)
     return out
+
+
+def tree_control_name(record) -> str:
+    """The preparation record's tree control as a checkpoint keeps it ("none" without a record or a control)."""
+    entry = getattr(record, "tree_control", None)
+    return f"{entry['kind']}, seed {entry['seed']}" if entry else "none"
+
+
+def check_tree_control(saved, mine: str, data_dir: str) -> None:
+    """A model trained on controlled trees read with a data-bin of other trees (or the other way round) would be
+    scored on trees it never saw: refused, naming both."""
+    if isinstance(saved, str) and saved != mine:
+        raise SyntaxDataError(os.path.join(data_dir, "preparation.json"), f"its trees are --tree-control {mine}, "
+                              f"but the checkpoint was trained on --tree-control {saved}: give the data-bin it was "
+                              "trained on")

@@ -40,8 +40,16 @@ def _tanaka_ja_en(size: str) -> Dict[str, ModelSettings]:
     table["dep_rel_u3000"] = replace(table["dep_rel"], train=with_values(table["dep_rel"].train,
                                                                          {"--max-update": "3000"}),
                                      baseline="transformer_ft", also_against=())
+    # is it the tree? dep+rel on tree controls of the Japanese parse (data variants of the same BPE): tested
+    # against dep+rel on the parser's trees, and against rel (no tree at all)
+    for name in CONTROLS:
+        table[f"dep_rel_{name}"] = replace(table["dep_rel"], data=name, baseline="dep_rel", also_against=("rel",))
     return table
 
+
+#: the tree controls of the Tanaka Ja-En recipe (its data variants of those names: prepare --tree-control)
+CONTROLS = {"random": "random", "right_chain": "right-chain", "noise03": "noise:0.3", "noise015": "noise:0.15",
+            "noise05": "noise:0.5"}
 
 #: the models of the English->Japanese direction: those that read or learn the source tree (a Japanese target
 #: tree is the Ja->En recipe's source side)

@@ -10,9 +10,12 @@ from fairseq_syntax.preparation.trained_on import (
     SAVED_BPE_CODES,
     SAVED_DICTIONARIES,
     SAVED_SYNTAX_OPTIONS,
+    SAVED_TREE_CONTROL,
     check_dictionaries,
+    check_tree_control,
     codes_digests,
     dictionary_digests,
+    tree_control_name,
 )
 
 logger = logging.getLogger(__name__)
@@ -35,7 +38,14 @@ class TrainedOnState:
                                        "target_syntax": str(self.cfg.target_syntax)}
         state[SAVED_DICTIONARIES] = self._dictionary_digests()
         state[SAVED_BPE_CODES] = self._codes_digests()
+        state[SAVED_TREE_CONTROL] = self._tree_control()
         return state
+
+    def _tree_control(self) -> str:
+        try:
+            return tree_control_name(self.raw_input.record)
+        except (SyntaxDataError, OSError):
+            return "none"
 
     def _codes_digests(self) -> dict:
         """Language -> the SHA-256 of its BPE codes in the data-bin's preparation record, once per task."""
@@ -58,11 +68,13 @@ class TrainedOnState:
         them, unless this command line gives them."""
         saved = state_dict.get(SAVED_SYNTAX_OPTIONS)
         check_dictionaries(state_dict.get(SAVED_DICTIONARIES), self._dictionary_digests(), self.data_dir)
+        check_tree_control(state_dict.get(SAVED_TREE_CONTROL), self._tree_control(), self.data_dir)
         codes = state_dict.get(SAVED_BPE_CODES)
         if isinstance(codes, dict) and codes:
             self.raw_input.expect_trained_codes(codes)  # checked where raw input is segmented
         super().load_state_dict({k: v for k, v in state_dict.items()
-                                 if k not in (SAVED_SYNTAX_OPTIONS, SAVED_DICTIONARIES, SAVED_BPE_CODES)})
+                                 if k not in (SAVED_SYNTAX_OPTIONS, SAVED_DICTIONARIES, SAVED_BPE_CODES,
+                                              SAVED_TREE_CONTROL)})
         if not isinstance(saved, dict):
             return
         first = self._saved_syntax_options
