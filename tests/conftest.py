@@ -41,10 +41,10 @@ def _seeded_rng(request):
 
 @pytest.fixture(autouse=True)
 def _known_warnings_filtered():
-    """The plugin's filters of fairseq's known warnings (fairseq_syntax/known_warnings.py) first in every test:
+    """The plugin's filters of fairseq's known warnings (fairseq_syntax/patches/known_warnings.py) first in every test:
     its start-up installs them when pytest configures (pytest_configure below), and around each test pytest puts
     its own filters (-W, the ini's filterwarnings) in front of them; added again here, they come first."""
-    from fairseq_syntax import known_warnings
+    from fairseq_syntax.patches import known_warnings
 
     known_warnings.filter_warnings()
 

@@ -1,4 +1,4 @@
-"""bf16 without XLA (fairseq_syntax/precision.py): ``fairseq-syntax-train --bf16`` trains in bf16 on the CPU as on
+"""bf16 without XLA (fairseq_syntax/patches/precision.py): ``fairseq-syntax-train --bf16`` trains in bf16 on the CPU as on
 GPUs (fairseq 0.12 turns --bf16 into --tpu), its checkpoint decodes with fairseq-generate, plain ``fairseq-train
 --bf16`` is refused with one line naming the command that works, and PASCAL's x.5 middle parents stay exact
 through the trainer's bf16 cast of the batch."""
@@ -65,7 +65,7 @@ def _parse(argv):
 
 def test_the_parse_bf16_without_tpu_under_syntax_train_tpu_when_given():
     from fairseq_syntax.errors import OptionError
-    from fairseq_syntax.precision import bf16_without_xla
+    from fairseq_syntax.patches.precision import bf16_without_xla
 
     base = ["data-bin", "--user-dir", USER_DIR, "--task", "syntax_translation", "--arch", "transformer_pascal_tiny"]
     with bf16_without_xla():

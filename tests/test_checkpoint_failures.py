@@ -72,7 +72,7 @@ def test_bytes_that_are_no_checkpoint_are_one_error_whatever_the_unpickler_trips
 
     from fairseq import checkpoint_utils
 
-    from fairseq_syntax import checkpoint_reading
+    from fairseq_syntax.patches import checkpoint_reading
     from fairseq_syntax.errors import SyntaxDataError
 
     checkpoint_reading.install()

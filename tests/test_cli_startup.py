@@ -72,13 +72,13 @@ def test_training_registers_the_plugin_and_logs_as_fairseq_train_does(program, t
 
 
 def test_fairseq_commands_with_the_plugin_print_none_of_the_known_warnings(data_bin, tmp_path):
-    """A training step and a decoding with the plugin's filters (fairseq_syntax/known_warnings.py) on Python's
+    """A training step and a decoding with the plugin's filters (fairseq_syntax/patches/known_warnings.py) on Python's
     default ones: none of the warnings fairseq's use of hydra and torch raises on every command comes out (hydra's
     deprecations, pin_memory without an accelerator, torch.cuda.amp.autocast), and the filters are narrow: another
     UserWarning from hydra or torch still shows."""
     import warnings
 
-    from fairseq_syntax import known_warnings
+    from fairseq_syntax.patches import known_warnings
     from helpers import generate_cmd, run, train_cmd
 
     with warnings.catch_warnings(record=True) as caught:

@@ -24,7 +24,7 @@ def test_train_generate_restore(data_bin, tmp_path):
     # checkpoints load under torch's default weights_only=True (no safety switch-off)
     import fairseq_syntax.plugin  # noqa: F401  (registers the allow-list)
 
-    from fairseq_syntax.checkpoint_safety import allowed_global_names
+    from fairseq_syntax.patches.checkpoint_safety import allowed_global_names
 
     needed = set(torch.serialization.get_unsafe_globals_in_checkpoint(ck))
     allowed = allowed_global_names()

@@ -631,7 +631,7 @@ def test_a_spawned_workers_plugin_error_is_one_line(kind, expected, status):
     line, with its exit status."""
     import torch.multiprocessing as mp
 
-    from fairseq_syntax.error_display import exit_status, one_line
+    from fairseq_syntax.patches.error_display import exit_status, one_line
 
     with pytest.raises(mp.ProcessRaisedException) as raised:
         mp.spawn(_worker_failing, args=(kind,), nprocs=1)
@@ -647,7 +647,7 @@ def test_the_hook_inside_torch_distributeds_hook(tmp_path, distributed):
     script.write_text(
         "import sys\n"
         "import torch.distributed as dist\n"
-        "from fairseq_syntax.error_display import install_excepthook\n"
+        "from fairseq_syntax.patches.error_display import install_excepthook\n"
         "from fairseq_syntax.errors import OptionError\n"
         "install_excepthook()\n"
         f"if {distributed}:\n"

@@ -57,7 +57,7 @@ def test_a_raw_line_that_is_not_utf8_is_named(data_bin, checkpoint):  # noqa: F8
 
 def test_a_full_disk_names_the_file_and_leaves_no_temporary_file(tmp_path, monkeypatch):
     from fairseq_syntax import durable_files
-    from fairseq_syntax.error_display import one_line
+    from fairseq_syntax.patches.error_display import one_line
 
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")

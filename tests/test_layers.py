@@ -20,8 +20,7 @@ ALLOWED = {
     "durable_files": set(),
     "text_reading": {"errors"},
     "process_tree": set(),
-    "error_display": {"errors"},
-    "checkpoint_reading": {"errors"},
+    "patches": {"errors", "patches"},  # the process-wide patches of fairseq and torch
     "data": set(),
     "data.trees": LEAVES | TREES,
     "data.alignment": LEAVES | ALIGNED,
@@ -30,19 +29,17 @@ ALLOWED = {
     "evaluation": LEAVES | {"evaluation"},
     "preparation": LEAVES | ALIGNED | {"parsing", "preparation"},
     "modules": {"errors", "modules"},
-    "inference.source": LEAVES | ALIGNED | {"parsing", "preparation", "evaluation", "inference.source"},
+    "inference.controlled_parser": LEAVES | TREES | {"preparation"},
+    "inference.source": LEAVES | ALIGNED | {"parsing", "preparation", "evaluation", "inference.controlled_parser",
+                                            "inference.source"},
     "inference.target": LEAVES | ALIGNED | {"parsing", "preparation", "evaluation", "inference.target"},
-    "inference.raw_input": LEAVES | DATA | {"parsing", "preparation", "evaluation", "inference.source",
-                                    "inference.target", "inference.raw_input"},
+    "inference.raw_input": LEAVES | DATA | {"parsing", "preparation", "evaluation", "inference.controlled_parser",
+                                            "inference.source", "inference.target", "inference.raw_input"},
     "models": DATA | {"errors", "modules", "models"},
-    "startup": set(),
-    "precision": {"errors"},
-    "known_warnings": set(),
-    "user_dir": {"errors"},
     "criterions": {"errors", "criterions"},
     "settings": {"errors", "settings"},
     "tasks": LEAVES | DATA | {"inference.source", "inference.raw_input", "preparation", "tasks", "criterions",
-                       "startup"},
+                       "patches"},
     "inference.hub_interface": LEAVES | DATA | {"inference.source", "tasks"},
     "inference.hub": {"inference.hub_interface", "models"},
     "inference.pack": LEAVES | {"parsing", "preparation"},
@@ -80,7 +77,7 @@ def test_module_level_imports_follow_the_layers():
 
 
 def test_importing_the_models_changes_nothing_and_the_user_dir_import_starts_the_plugin():
-    """The process-wide start-up (fairseq_syntax/startup.py) happens where fairseq's --user-dir loads the plugin
+    """The process-wide start-up (fairseq_syntax/patches/startup.py) happens where fairseq's --user-dir loads the plugin
     (its tasks package) and in fairseq_syntax.plugin, not as a side effect of importing a model."""
     import subprocess
     import sys
@@ -90,7 +87,7 @@ def test_importing_the_models_changes_nothing_and_the_user_dir_import_starts_the
         "hook = sys.excepthook\n"
         "import fairseq_syntax.models\n"
         "from fairseq import checkpoint_utils\n"
-        "import fairseq_syntax.startup as s\n"
+        "import fairseq_syntax.patches.startup as s\n"
         "print(sys.excepthook is hook, getattr(checkpoint_utils.load_checkpoint_to_cpu, '_fairseq_syntax_wrapped', "
         "False), s._installed)\n"
         "import fairseq_syntax.tasks\n"

@@ -1,10 +1,10 @@
-"""fairseq's prefetching thread ends cleanly at exit (fairseq_syntax.prefetch_shutdown)."""
+"""fairseq's prefetching thread ends cleanly at exit (fairseq_syntax.patches.prefetch_shutdown)."""
 import time
 
 import pytest
 from fairseq.data.iterators import BufferedIterator
 
-from fairseq_syntax.prefetch_shutdown import stop_prefetch_threads
+from fairseq_syntax.patches.prefetch_shutdown import stop_prefetch_threads
 
 
 class Slow:

@@ -73,7 +73,7 @@ def test_a_syntax_models_own_checkpoint_loads_as_before():
 
 
 def test_a_parameter_of_another_shape_is_named_with_both_shapes():
-    from fairseq_syntax.checkpoint_reading import mismatched_checkpoint
+    from fairseq_syntax.patches.checkpoint_reading import mismatched_checkpoint
 
     vanilla, _ = tiny_model("syntax_transformer_tiny", encoder_ffn_embed_dim=48, decoder_ffn_embed_dim=48)
     model, _ = tiny_model("transformer_dep_rel_tiny")

@@ -11,7 +11,7 @@
   ``--memory-efficient-fp16``; ``--amp``: torch's autocast with fairseq's AMP optimizer), every logged loss term
   finite, then ``fairseq-generate`` on the test split with the same precision; runs side by side, a process each.
   ``--precisions ...,bf16`` adds ``--bf16``, which ``fairseq-syntax-train`` keeps off XLA
-  (:mod:`fairseq_syntax.precision`; fairseq 0.12's own ``--bf16`` implies ``--tpu``, seen on an H100 as
+  (:mod:`fairseq_syntax.patches.precision`; fairseq 0.12's own ``--bf16`` implies ``--tpu``, seen on an H100 as
   ``xm.xla_device()`` on None); not in the default list, the one that ran on the H100;
 * ``distributed``: fairseq's distributed training through ``torchrun`` and ``fairseq-syntax-train`` on the one
   GPU: NCCL with one process, and two processes sharing the GPU over gloo (PyTorch's DDP on CUDA tensors);

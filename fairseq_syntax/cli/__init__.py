@@ -3,7 +3,7 @@ import logging
 import os
 import sys
 
-from fairseq_syntax.error_display import exit_status, report
+from fairseq_syntax.patches.error_display import exit_status, report
 from fairseq_syntax.errors import OptionError, SyntaxDataError
 
 
@@ -28,7 +28,7 @@ def setup_logging():
 def run(main, argv=None):
     """Run ``main(argv)``; an expected failure (bad data, a missing or unreadable file or model, inconsistent
     options) ends it with one line on stderr and exit status 1 (2 for options), as
-    :mod:`fairseq_syntax.error_display` says; ``FAIRSEQ_SYNTAX_DEBUG=1`` shows its traceback."""
+    :mod:`fairseq_syntax.patches.error_display` says; ``FAIRSEQ_SYNTAX_DEBUG=1`` shows its traceback."""
 
     setup_logging()
     try:

@@ -12,7 +12,7 @@ given (NCCL and PyTorch's DDP wrapper need GPUs). Options given on the command
 line win.
 
 ``--bf16`` and ``--memory-efficient-bf16`` train in bf16 on GPUs and on the CPU
-(:mod:`fairseq_syntax.precision`), where fairseq 0.12 turns them into ``--tpu``
+(:mod:`fairseq_syntax.patches.precision`), where fairseq 0.12 turns them into ``--tpu``
 (XLA); ``--tpu`` given keeps fairseq's meaning. Otherwise, without a
 launcher environment, it is exactly ``fairseq-train``.
 
@@ -22,7 +22,7 @@ launcher environment, it is exactly ``fairseq-train``.
 import os
 import sys
 
-from fairseq_syntax import precision
+from fairseq_syntax.patches import precision
 from fairseq_syntax.launcher import launcher_options
 
 
@@ -36,7 +36,7 @@ def cli_main():
     # this module's import made fairseq_syntax a loaded module, so fairseq's --user-dir handling will not import
     # the plugin's tasks/ and models/ itself: register them here
     import fairseq_syntax.plugin  # noqa: F401
-    from fairseq_syntax.user_dir import complete_argv
+    from fairseq_syntax.patches.user_dir import complete_argv
 
     complete_argv()  # --user-dir from any folder (added when absent)
     sys.argv += launcher_options(sys.argv[1:], dict(os.environ), torch.cuda.is_available())

@@ -42,7 +42,7 @@ def _load_checkpoint(checkpoint: str) -> dict:
     import torch
 
     import fairseq_syntax.plugin  # noqa: F401  (the allow-list of the globals fairseq checkpoints pickle)
-    from fairseq_syntax.checkpoint_reading import (
+    from fairseq_syntax.patches.checkpoint_reading import (
         refused_checkpoint,
         unreadable_checkpoint,
     )

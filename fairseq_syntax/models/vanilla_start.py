@@ -12,7 +12,7 @@ from a pretrained model"):
 
 A checkpoint that holds none of the model's mechanism parameters is a vanilla one; one that holds some is a
 syntax model's and loads strictly, as before. A shared parameter of another shape (another dictionary, another
-size) stops the load with one line naming it and both shapes (:func:`fairseq_syntax.checkpoint_reading.
+size) stops the load with one line naming it and both shapes (:func:`fairseq_syntax.patches.checkpoint_reading.
 mismatched_checkpoint`).
 """
 from __future__ import annotations

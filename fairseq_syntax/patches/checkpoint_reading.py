@@ -6,8 +6,8 @@ naming the file. fairseq reads every checkpoint through ``checkpoint_utils.load_
 resuming from checkpoint_last.pt, fairseq-generate's ``--path``, the hub interface, the plugin's analysis
 commands): :func:`install` wraps that function so that these failures become a
 :class:`~fairseq_syntax.errors.SyntaxDataError` naming the checkpoint, shown as one line
-(:mod:`fairseq_syntax.error_display`). So do a checkpoint torch's safe loader refuses (a global outside the
-allow-list of :mod:`fairseq_syntax.checkpoint_safety`: loading it could run code, and it is not loaded), a
+(:mod:`fairseq_syntax.patches.error_display`). So do a checkpoint torch's safe loader refuses (a global outside the
+allow-list of :mod:`fairseq_syntax.patches.checkpoint_safety`: loading it could run code, and it is not loaded), a
 file that is not a pickle at all, and (wrapping ``load_model_ensemble_and_task``) a checkpoint whose
 parameters do not fit the model its options build here (another architecture, or another data-bin's
 dictionaries).

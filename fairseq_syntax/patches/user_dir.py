@@ -76,7 +76,7 @@ def complete_argv() -> None:
     try:
         sys.argv[1:] = with_user_dir(sys.argv[1:])
     except OptionError as e:
-        from fairseq_syntax.error_display import exit_status, report
+        from fairseq_syntax.patches.error_display import exit_status, report
 
         if not report(e):  # FAIRSEQ_SYNTAX_DEBUG=1: the traceback
             raise

@@ -83,7 +83,7 @@ def one_line(exc: BaseException) -> Optional[str]:
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted (Ctrl-C); a killed prepare or training resumes when the same command runs again"
     if type(exc) is Exception and str(exc).startswith(FAIRSEQ_MISFIT):
-        from fairseq_syntax.checkpoint_reading import mismatched_checkpoint
+        from fairseq_syntax.patches.checkpoint_reading import mismatched_checkpoint
 
         path = str(exc)[len(FAIRSEQ_MISFIT):].split(";")[0]
         cause = exc.__cause__ or exc.__context__

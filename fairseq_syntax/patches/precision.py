@@ -9,14 +9,14 @@ in its FP16Optimizer (unflattened, so on any device; MemoryEfficientFP16Optimize
 inputs that must stay exact are not float32: :mod:`fairseq_syntax.data.datasets.syntax_dataset`), and saves the
 parameters in float32 (its checkpoints' CPU copy), which ``fairseq-generate`` reads as any checkpoint.
 
-:func:`install` (the plugin's start-up, :mod:`fairseq_syntax.startup`) wraps that parse function once; a
+:func:`install` (the plugin's start-up, :mod:`fairseq_syntax.patches.startup`) wraps that parse function once; a
 parse in which bf16 made ``tpu`` without the user's ``--tpu`` is then
 
 * under :func:`bf16_without_xla` (``fairseq-syntax-train``): given back its ``tpu = False``: bf16 on the
   device fairseq picks (CUDA, or the CPU with ``--cpu`` or without a GPU);
 * in any other training parse (``fairseq-train --user-dir fairseq_syntax --bf16``): refused with an
   :class:`~fairseq_syntax.errors.OptionError` naming ``fairseq-syntax-train``, before fairseq's launcher or
-  Trainer asks for XLA (one line, exit status 2: :mod:`fairseq_syntax.error_display`);
+  Trainer asks for XLA (one line, exit status 2: :mod:`fairseq_syntax.patches.error_display`);
 * in the decoding commands' parses (``fairseq-generate``, ``-interactive``, ``-validate``, which neither cast
   to bf16 nor use the TPU flag): left as fairseq made it.
 

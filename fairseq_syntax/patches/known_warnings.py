@@ -16,7 +16,7 @@ module, so that any other warning of the same libraries still shows:
 * fairseq's "--user-dir=... has already been imported" for the plugin's own package (the plugin's commands
   import it before fairseq reads ``--user-dir``).
 
-:func:`install` is run by the plugin's start-up (:mod:`fairseq_syntax.startup`).
+:func:`install` is run by the plugin's start-up (:mod:`fairseq_syntax.patches.startup`).
 """
 import logging
 import re
