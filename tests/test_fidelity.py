@@ -59,15 +59,17 @@ def test_an_unknown_model_is_refused_before_anything_runs(tmp_path, monkeypatch,
 
 def test_generate_writes_hypotheses_and_references_in_sentence_order(tmp_path, monkeypatch, capsys):
     """fairseq-generate prints sentences as their batches finish; hyp.tok and ref.tok are in sentence order (an
-    empty hypothesis an empty line), and a count that differs is a failure."""
+    empty hypothesis an empty line), and a sentence without its translation is a failure named by the plugin's
+    reader of that output."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "fairseq-generate"
     fake.write_text("#!/bin/sh\necho \"$*\" > \"$ARGS\"\ncat \"$OUTPUT\"\necho 'a log line' >&2\n")
     fake.chmod(0o755)
     output = tmp_path / "printed"
-    output.write_text("S-10\tx\nT-10\tref ten\nH-10\t-0.5\thyp ten\nD-10\t-0.5\thyp ten\n"
-                      "S-2\ty\nT-2\tref two\nH-2\t-0.7\t\nT-9\tref nine\nH-9\t-0.1\thyp nine\n")
+    output.write_text("S-2\tx\nT-2\tref ten\nH-2\t-0.5\thyp ten\nD-2\t-0.5\thyp ten\n"
+                      "S-0\ty\nT-0\tref two\nH-0\t-0.7\t\nD-0\t-0.7\t\nT-1\tref nine\nH-1\t-0.1\thyp nine\n"
+                      "D-1\t-0.1\thyp nine\nGenerate test with beam=4: BLEU4 = 1.00\n")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("OUTPUT", str(output))
     monkeypatch.setenv("ARGS", str(tmp_path / "args"))
@@ -79,6 +81,6 @@ def test_generate_writes_hypotheses_and_references_in_sentence_order(tmp_path, m
     assert (tmp_path / "args").read_text().split() == [
         "DATA", "--user-dir", pipeline.USER_DIR, "--task", "syntax_translation", "--path", "CKPT",
         "--remove-bpe", "--beam", "4"]
-    output.write_text("T-0\tref\nT-1\tref\nH-0\t-1\thyp\n")
+    output.write_text("T-0\tref\nT-1\tref\nH-0\t-1\thyp\nD-0\t-1\thyp\nGenerate test with beam=4: BLEU4 = 1\n")
     assert not pipeline.generate(str(out), "DATA", "CKPT", [])
-    assert "1 hypotheses for 2 references" in capsys.readouterr().err
+    assert "no translation of 1 of the 2 sentences" in capsys.readouterr().err

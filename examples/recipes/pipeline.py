@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 
+from fairseq_syntax.errors import SyntaxDataError
 from runner.command_lines import (  # noqa: F401  (the scripts take SMALL_TRANSFORMER here)
     SMALL_TRANSFORMER,
     USER_DIR,
@@ -59,7 +60,11 @@ def generate(out, data, checkpoint, options):
         tail(log, 5)
         print(f"fairseq-generate failed (log: {log})", file=sys.stderr)
         return False
-    hyps, refs = split_generate_output(out)
+    try:
+        hyps, refs = split_generate_output(out)
+    except SyntaxDataError as e:
+        print(f"{output}: {e}", file=sys.stderr)
+        return False
     if hyps != refs:
         print(f"{output}: {hyps} hypotheses for {refs} references", file=sys.stderr)
         return False

@@ -1,6 +1,6 @@
 """The fairseq command lines the project's scripts run, written once: training with the plugin, translating the
 test split, inducing the parse heads' trees, and fairseq-generate's output split into hypotheses and references
-in sentence order. The recipes (:mod:`.commands`) and the example scripts (examples/recipes/pipeline.py: the demo,
+in sentence order (by the plugin's one reader of that output). The recipes (:mod:`.commands`) and the example scripts (examples/recipes/pipeline.py: the demo,
 the fidelity runs, the UD PUD UAS run) build their commands here; each runs them its own way (a recipe step
 becomes its training; the example scripts wait for theirs). Commands are looked up on ``PATH``.
 
@@ -8,8 +8,9 @@ Only the standard library: a script's own process stays light while its commands
 """
 import importlib.util
 import os
-from typing import Dict, List, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
+from fairseq_syntax.evaluation.generate_output import SENTENCE_LINE, read_generate_output
 from fairseq_syntax.preparation.databin_record import language_option, target_in_pieces
 
 #: the plugin's folder, given to every command as ``--user-dir``: the fairseq_syntax on this process's path
@@ -48,15 +49,15 @@ def induce_command(data: str, checkpoint: str, prefix: str, options: Sequence[st
 
 def split_generate_output(out: str) -> Tuple[int, int]:
     """OUT/generate.out (fairseq-generate's output, sentences as their batches finished) -> OUT/hyp.tok and
-    OUT/ref.tok in sentence order (an empty hypothesis an empty line); returns (hypotheses, references)."""
-    found: Dict[str, Dict[int, str]] = {"H": {}, "T": {}}
-    with open(os.path.join(out, "generate.out"), encoding="utf-8", errors="surrogateescape") as f:
-        for line in f:
-            kind, _, rest = line.rstrip("\n").partition("-")
-            if kind in found and "\t" in rest:
-                fields = rest.split("\t")
-                found[kind][int(fields[0])] = (fields[2] if len(fields) > 2 else "") if kind == "H" else fields[1]
-    for kind, name in (("H", "hyp.tok"), ("T", "ref.tok")):
+    OUT/ref.tok in sentence order, read by the plugin's reader (:func:`fairseq_syntax.evaluation.generate_output.
+    read_generate_output`: its D- lines, every sentence once, no BPE marks left, the closing line there); returns
+    (hypotheses, references); a file the reader refuses raises its SyntaxDataError (one line)."""
+    path = os.path.join(out, "generate.out")
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        lines = f.read().splitlines()
+    ids = {int(m.group(2)) for m in map(SENTENCE_LINE.match, lines) if m and m.group(1) == "T"}
+    read = read_generate_output(path, lines, len(ids), "its T- lines (the test split's references)")
+    for name, text in (("hyp.tok", read.hypotheses), ("ref.tok", read.targets or [])):
         with open(os.path.join(out, name), "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.writelines(found[kind][i] + "\n" for i in sorted(found[kind]))
-    return len(found["H"]), len(found["T"])
+            f.writelines(line + "\n" for line in text)
+    return len(read.hypotheses), len(read.targets or [])

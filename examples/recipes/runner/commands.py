@@ -16,6 +16,7 @@ from runner.command_lines import (
     split_generate_output,
     train_command,
 )
+from fairseq_syntax.errors import SyntaxDataError
 from runner.recipe import ROOT, Recipe, RecipeError
 from runner.run_locks import inherited_fds
 
@@ -51,7 +52,10 @@ def generate(out: str, data: str, checkpoint: str, args: List[str]) -> None:
     if code:
         sys.stderr.write("".join(open(log, errors="replace").readlines()[-5:]))
         raise RecipeError(f"fairseq-generate failed (log: {log}): translating the test set failed")
-    hyps, refs = split_generate_output(out)
+    try:
+        hyps, refs = split_generate_output(out)
+    except SyntaxDataError as e:
+        raise RecipeError(f"fairseq-generate's output: {e}") from None
     if hyps != refs:
         raise RecipeError(f"{out}/generate.out: {hyps} hypotheses for {refs} references")
 
