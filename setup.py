@@ -58,6 +58,7 @@ setup(
             "fairseq-syntax-interactive=fairseq_syntax.cli.interactive:cli_main",
             "fairseq-syntax-settings=fairseq_syntax.cli.settings:cli_main",
             "fairseq-syntax-inspect=fairseq_syntax.cli.inspect:cli_main",
+            "fairseq-syntax-analyze=fairseq_syntax.cli.analyze:cli_main",
         ]
     },
 )
