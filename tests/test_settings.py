@@ -133,6 +133,25 @@ def test_a_model_shown_as_its_baseline_plus_options_trains_with_exactly_those():
                     assert read == _groups(s.train), (d, m, r, shown)
 
 
+def test_a_size_shown_as_the_other_sizes_options_changed_reads_back():
+    """docs/settings.md writes a recipe's size base as its size cpu with options set and dropped, the models that
+    change alike in one row: read back, each is its own base options and batch."""
+    from fairseq_syntax.cli.settings import _groups, _size_changes
+
+    for d in DATASETS:
+        cpu, base = settings(d, "cpu"), settings(d, "base")
+        rows = _size_changes(cpu, base)
+        if cpu == base or rows is None:
+            continue
+        for models, changed, dropped, batch in rows:
+            for m in models:
+                read = dict(_groups(cpu[m].train))
+                read.update(_groups(changed))
+                for o in dropped:
+                    del read[o]
+                assert read == _groups(base[m].train) and batch == base[m].batch, (d, m)
+
+
 def test_a_model_name_that_bash_would_read_as_code_is_refused():
     from dataclasses import replace
 

@@ -134,6 +134,19 @@ def markdown() -> str:
                       f"its models {', '.join(sorted(table))}")
             out += [f"## {title}", "", f"The settings of {same[0]}: {models}.", ""]
             continue
+        cpu_title = f"{dataset}, size cpu"
+        if size == "base" and any(t == cpu_title for t, _ in shown):
+            cpu = next(other for t, other in shown if t == cpu_title)
+            rows = _size_changes(cpu, table)
+            if rows is not None:
+                out += [f"## {title}", "", f"The models of {cpu_title}, each with its options there but those "
+                        "below (set or added; dropped: the architecture's default), and its batch:", "",
+                        "| models | options set | options dropped | batch |", "| --- | --- | --- | --- |"]
+                out += [f"| {', '.join(models)} | {_code(changed) if changed else '-'} | "
+                        f"{_code(dropped) if dropped else '-'} | {batch} |" for models, changed, dropped, batch in rows]
+                out.append("")
+                shown.append((title, table))
+                continue
         shown.append((title, table))
         # the baselines' options in full, every other model's as the nearest baseline's with some changed
         references = [m for m, s in sorted(table.items()) if s.baseline == m and not (s.checkpoint_of or s.starts_from)]
@@ -149,6 +162,25 @@ def markdown() -> str:
             out.append(f"| {m} | {data} | {s.batch} | {train}{task} | {_code(s.decode)} | {against} |")
         out.append("")
     return "\n".join(out)
+
+
+def _size_changes(cpu: Dict[str, ModelSettings], base: Dict[str, ModelSettings]):
+    """What turns each model of ``cpu`` into its ``base`` namesake, the models that change alike as one row:
+    [(models, options set, options dropped, batch)]; None unless both have the same models alike in everything
+    but their options and batch."""
+    if set(cpu) != set(base):
+        return None
+    rows: Dict[tuple, list] = {}
+    for m, s in sorted(cpu.items()):
+        b = base[m]
+        if (s.data, s.task, s.decode, s.baseline, s.also_against, s.checkpoint_of, s.starts_from) != \
+                (b.data, b.task, b.decode, b.baseline, b.also_against, b.checkpoint_of, b.starts_from):
+            return None
+        own, other = _groups(s.train), _groups(b.train)
+        changed = tuple(w for o, v in other.items() if own.get(o) != v for w in (o, *v))
+        dropped = tuple(o for o in own if o not in other)
+        rows.setdefault((changed, dropped, b.batch), []).append(m)
+    return [(models, *key) for key, models in sorted(rows.items(), key=lambda kv: -len(kv[1]))]
 
 
 def _groups(words) -> Dict[str, tuple]:
