@@ -5,7 +5,7 @@ is one the committed JSON gives.
     python examples/recipes/results_markdown.py examples/tanaka-ja-en/results --models transformer rel dep_rel \\
         [--sets test] [--ribes] [--names transformer="transformer" ...]
     python examples/recipes/results_markdown.py examples/tanaka-ja-en/results/{intel-xeon,amd-epyc} --models ...
-    python examples/recipes/results_markdown.py --write   # rewrite docs/recipes.md's tables (DOC_TABLES)
+    python examples/recipes/results_markdown.py --write   # rewrite examples/NAME/results/runs.md (DOC_TABLES)
     python examples/recipes/results_markdown.py --check   # exit 1 if one differs (a test runs this)
 
 With several folders (one per CPU the models trained on), the rows of each folder follow in turn, with a CPU
@@ -21,18 +21,20 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DOC = os.path.join(ROOT, "docs", "recipes.md")
 
-#: the tables of docs/recipes.md that --write / --check keep: each sits between ``<!-- NAME table -->`` and
-#: ``<!-- end NAME table -->``, made from examples/NAME/results/CPU for every CPU folder readme_table.py knows
-#: (``MACHINES``, in its order), with its rows in this order (models without a JSON: listed as not trained yet)
+#: the tables --write / --check keep, each in examples/NAME/results/runs.md (beside the JSON it is made of,
+#: linked from docs/recipes.md) between ``<!-- NAME table -->`` and ``<!-- end NAME table -->``, made from
+#: examples/NAME/results/CPU for every CPU folder readme_table.py knows (``MACHINES``, in its order), with its
+#: rows in this order (models without a JSON: listed as not trained yet)
 DOC_TABLES = {
     "tanaka-ja-en": ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dbsa_enc", "dbsa_dec", "dbsa",
                      "pascal", "sisa", "sh", "ch", "dbsa_sync", "syncattn", "lstm_luong", "cky_lstm",
                      "lstm_luong_lr001", "cky_lstm_lr001", "lstm_luong_lr001_seed2", "dbsa_enc_lambda05",
                      "dbsa_lambda05", "dbsa_dec_lambda05", "sisa_lambda05", "sh_label3", "pascal_h3",
                      "syncattn_sync2", "dep_rel_l4", "ch_u4000", "dep_l4", "dep_rel_self", "dep_rel_self_own",
-                     "dep_rel_self_st", "dep_rel_self_st_own"],
+                     "dep_rel_self_st", "dep_rel_self_st_own", "transformer_ft",
+                     "dep_rel_ft", "dep_rel_u3000", "dep_rel_random", "dep_rel_right_chain", "dep_rel_noise03",
+                     "dep_rel_noise015", "dep_rel_noise05"],
     "tanaka-en-ja": ["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "pascal", "sh", "sisa",
                      "pascal_wat", "sisa_lambda05", "dep_l4", "dep_rel_l4", "sh_label3", "dep_rel_self",
                      "dep_rel_self_own"],
@@ -98,24 +100,26 @@ def table(folders, models, sets=("test",), ribes=False, names=None):
     return "\n".join(lines) + "\n"
 
 
-def doc_with_tables(doc):
-    """docs/recipes.md's text with every DOC_TABLES table made again from the JSON between its markers."""
+def runs_file(name: str) -> str:
+    return os.path.join(ROOT, "examples", name, "results", "runs.md")
+
+
+def runs_page(name: str, models) -> str:
+    """examples/NAME/results/runs.md: every committed run of the dataset's models, a row per run and baseline."""
     from readme_table import MACHINES  # the CPU folders' order and names, one convention for both tables
 
-    for name, models in DOC_TABLES.items():
-        folders = [os.path.join("examples", name, "results", cpu) for cpu in MACHINES]
-        start, end = f"<!-- {name} table -->\n", f"<!-- end {name} table -->"
-        if start not in doc or end not in doc:
-            raise SystemExit(f"error: {DOC}: no '{start.strip()}' ... '{end}' markers")
-        missing = [f for f in folders if not os.path.isdir(os.path.join(ROOT, f))]
-        if missing:
-            raise SystemExit(f"error: {name}: no results folder {', '.join(missing)} (DOC_TABLES)")
-        made = table([os.path.join(ROOT, f) for f in folders], models, ribes=True)
-        i, j = doc.index(start) + len(start), doc.index(end)
-        if j < i:
-            raise SystemExit(f"error: {DOC}: '{end}' comes before '{start.strip()}'")
-        doc = doc[:i] + made + doc[j:]
-    return doc
+    folders = [os.path.join("examples", name, "results", cpu) for cpu in MACHINES]
+    missing = [f for f in folders if not os.path.isdir(os.path.join(ROOT, f))]
+    if missing:
+        raise SystemExit(f"error: {name}: no results folder {', '.join(missing)} (DOC_TABLES)")
+    made = table([os.path.join(ROOT, f) for f in folders], models, ribes=True)
+    return (f"# {name}: every committed run\n\n"
+            "Made by `python examples/recipes/results_markdown.py --write` from the JSON of the folders beside this "
+            "file, one per CPU (do not edit: `tests/test_docs.py` checks it). p: the paired bootstrap against the "
+            "row's baseline, trained on the same CPU (1,000 resamples); UAS: the parse heads' trees against the "
+            "data's parses; valid NLL: of the checkpoint scored; train h: its training hours. The reading: "
+            "[docs/recipes.md](../../../docs/recipes.md).\n\n"
+            f"<!-- {name} table -->\n{made}<!-- end {name} table -->\n")
 
 
 def main(argv=None):
@@ -128,23 +132,25 @@ def main(argv=None):
     ap.add_argument("--ribes", action="store_true", help="RIBES and its bootstrap p-value columns")
     ap.add_argument("--names", nargs="*", default=[], metavar="MODEL=NAME", help="the name a row shows")
     mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="rewrite docs/recipes.md's tables (DOC_TABLES)")
-    mode.add_argument("--check", action="store_true", help="exit 1 if a docs/recipes.md table differs from the JSON")
+    mode.add_argument("--write", action="store_true", help="rewrite examples/NAME/results/runs.md (DOC_TABLES)")
+    mode.add_argument("--check", action="store_true", help="exit 1 if a runs.md differs from the JSON")
     args = ap.parse_args(argv)
     if args.write or args.check:
         if args.results or args.models or args.names or args.ribes or args.sets != ["test"]:
             ap.error("--write / --check take no results folders, --models, --sets, --ribes or --names: they make "
                      "DOC_TABLES as it says")
-        doc = open(DOC, encoding="utf-8").read()
-        made = doc_with_tables(doc)
-        if args.check:
-            if made != doc:
-                print(f"{DOC}: a results table differs from the committed JSON; run "
-                      f"python examples/recipes/results_markdown.py --write", file=sys.stderr)
-                return 1
-            return 0
-        if made != doc:
-            open(DOC, "w", encoding="utf-8").write(made)
+        differ = []
+        for name, models in DOC_TABLES.items():
+            path, made = runs_file(name), runs_page(name, models)
+            have = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+            if have != made:
+                differ.append(path)
+                if args.write:
+                    open(path, "w", encoding="utf-8").write(made)
+        if args.check and differ:
+            print(f"{', '.join(differ)}: differs from the committed JSON; run "
+                  "python examples/recipes/results_markdown.py --write", file=sys.stderr)
+            return 1
         return 0
     if not args.results or not args.models:
         ap.error("give results folder(s) and --models, or --write / --check")
