@@ -39,6 +39,12 @@ DOC_TABLES = {
                      "pascal_wat", "sisa_lambda05", "dep_l4", "dep_rel_l4", "sh_label3", "dep_rel_self",
                      "dep_rel_self_own"],
 }
+#: the same for a dataset whose runs are one folder, examples/NAME/results (one CPU): its rows and test sets
+FLAT_TABLES = {
+    "multi30k-en-de": (["transformer", "transformer_seed2", "rel", "dep", "dep_rel", "dbsa_enc", "dbsa_dec", "dbsa",
+                        "pascal", "sisa", "sh", "ch", "dbsa_sync", "syncattn", "lstm_luong", "cky_lstm"],
+                       ("test2016", "test2017")),
+}
 
 
 def fmt(x, digits):
@@ -104,18 +110,23 @@ def runs_file(name: str) -> str:
     return os.path.join(ROOT, "examples", name, "results", "runs.md")
 
 
-def runs_page(name: str, models) -> str:
-    """examples/NAME/results/runs.md: every committed run of the dataset's models, a row per run and baseline."""
+def runs_page(name: str, models, sets=None) -> str:
+    """examples/NAME/results/runs.md: every committed run of the dataset's models, a row per run and baseline
+    (``sets``: a FLAT_TABLES dataset's test sets, its runs in one folder)."""
     from readme_table import MACHINES  # the CPU folders' order and names, one convention for both tables
 
-    folders = [os.path.join("examples", name, "results", cpu) for cpu in MACHINES]
+    if sets:
+        folders, where = [os.path.join("examples", name, "results")], "the JSON beside this file"
+    else:
+        folders = [os.path.join("examples", name, "results", cpu) for cpu in MACHINES]
+        where = "the JSON of the folders beside this file, one per CPU"
     missing = [f for f in folders if not os.path.isdir(os.path.join(ROOT, f))]
     if missing:
         raise SystemExit(f"error: {name}: no results folder {', '.join(missing)} (DOC_TABLES)")
-    made = table([os.path.join(ROOT, f) for f in folders], models, ribes=True)
+    made = table([os.path.join(ROOT, f) for f in folders], models, sets=sets or ("test",), ribes=not sets)
     return (f"# {name}: every committed run\n\n"
-            "Made by `python examples/recipes/results_markdown.py --write` from the JSON of the folders beside this "
-            "file, one per CPU (do not edit: `tests/test_docs.py` checks it). p: the paired bootstrap against the "
+            f"Made by `python examples/recipes/results_markdown.py --write` from {where} (do not edit: "
+            "`tests/test_docs.py` checks it). p: the paired bootstrap against the "
             "row's baseline, trained on the same CPU (1,000 resamples); UAS: the parse heads' trees against the "
             "data's parses; valid NLL: of the checkpoint scored; train h: its training hours. The reading: "
             "[docs/recipes.md](../../../docs/recipes.md).\n\n"
@@ -140,8 +151,10 @@ def main(argv=None):
             ap.error("--write / --check take no results folders, --models, --sets, --ribes or --names: they make "
                      "DOC_TABLES as it says")
         differ = []
-        for name, models in DOC_TABLES.items():
-            path, made = runs_file(name), runs_page(name, models)
+        pages = [(name, models, None) for name, models in DOC_TABLES.items()]
+        pages += [(name, models, sets) for name, (models, sets) in FLAT_TABLES.items()]
+        for name, models, sets in pages:
+            path, made = runs_file(name), runs_page(name, models, sets)
             have = open(path, encoding="utf-8").read() if os.path.exists(path) else None
             if have != made:
                 differ.append(path)
