@@ -135,11 +135,13 @@ def test_a_model_shown_as_its_baseline_plus_options_trains_with_exactly_those():
 
 def test_a_size_shown_as_the_other_sizes_options_changed_reads_back():
     """docs/settings.md writes a recipe's size base as its size cpu with options set and dropped, the models that
-    change alike in one row: read back, each is its own base options and batch."""
+    change alike in one row (and so a recipe of another's models): read back, each is its own options and batch."""
     from fairseq_syntax.cli.settings import _groups, _size_changes
 
-    for d in DATASETS:
-        cpu, base = settings(d, "cpu"), settings(d, "base")
+    pairs = [(settings(d, "cpu"), settings(d, "base")) for d in DATASETS]  # a recipe's two sizes
+    pairs += [(settings(a), settings(b)) for a in DATASETS for b in DATASETS  # recipes of the same models
+              if a != b and set(settings(a)) == set(settings(b))]
+    for cpu, base in pairs:
         rows = _size_changes(cpu, base)
         if cpu == base or rows is None:
             continue
@@ -149,7 +151,7 @@ def test_a_size_shown_as_the_other_sizes_options_changed_reads_back():
                 read.update(_groups(changed))
                 for o in dropped:
                     del read[o]
-                assert read == _groups(base[m].train) and batch == base[m].batch, (d, m)
+                assert read == _groups(base[m].train) and batch == base[m].batch, m
 
 
 def test_a_model_name_that_bash_would_read_as_code_is_refused():

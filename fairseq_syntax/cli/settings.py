@@ -135,18 +135,19 @@ def markdown() -> str:
             out += [f"## {title}", "", f"The settings of {same[0]}: {models}.", ""]
             continue
         cpu_title = f"{dataset}, size cpu"
-        if size == "base" and any(t == cpu_title for t, _ in shown):
-            cpu = next(other for t, other in shown if t == cpu_title)
-            rows = _size_changes(cpu, table)
-            if rows is not None:
-                out += [f"## {title}", "", f"The models of {cpu_title}, each with its options there but those "
-                        "below (set or added; dropped: the architecture's default), and its batch:", "",
-                        "| models | options set | options dropped | batch |", "| --- | --- | --- | --- |"]
-                out += [f"| {', '.join(models)} | {_code(changed) if changed else '-'} | "
-                        f"{_code(dropped) if dropped else '-'} | {batch} |" for models, changed, dropped, batch in rows]
-                out.append("")
-                shown.append((title, table))
-                continue
+        # another size of this recipe, or a recipe of the same models set a few options otherwise: shown as those
+        like = [(t, other) for t, other in shown if t == cpu_title and size == "base"] or \
+            [(t, other) for t, other in shown if set(other) == set(table)]
+        rows = _size_changes(like[0][1], table) if like else None
+        if rows is not None and (like[0][0] == cpu_title or len(rows) <= 2):
+            out += [f"## {title}", "", f"The models of {like[0][0]}, each with its options there but those "
+                    "below (set or added; dropped: the architecture's default), and its batch:", "",
+                    "| models | options set | options dropped | batch |", "| --- | --- | --- | --- |"]
+            out += [f"| {', '.join(models)} | {_code(changed) if changed else '-'} | "
+                    f"{_code(dropped) if dropped else '-'} | {batch} |" for models, changed, dropped, batch in rows]
+            out.append("")
+            shown.append((title, table))
+            continue
         shown.append((title, table))
         # the baselines' options in full, every other model's as the nearest baseline's with some changed
         references = [m for m, s in sorted(table.items()) if s.baseline == m and not (s.checkpoint_of or s.starts_from)]
