@@ -66,8 +66,9 @@ def test_every_preset_has_a_config_with_the_papers_criterion():
         for side, fields in (("source", cfg.task.source_syntax), ("target", cfg.task.target_syntax)):
             assert fields == (",".join(sorted(getattr(needs, side))) or "none"), (arch, side, needs)
             read[side] |= getattr(needs, side)
-    # the configs hold every field a paper's mechanism reads (DBSA and PASCAL parents, depths, S&H labels)
-    assert read == {"source": {"parents", "depths", "labels"}, "target": {"parents"}}, read
+    # the configs hold at least every field the papers' mechanisms read (DBSA and PASCAL parents, depths, S&H
+    # labels); a new mechanism may read others (each config is held to its own model's needs above)
+    assert read["source"] >= {"parents", "depths", "labels"} and read["target"] >= {"parents"}, read
 
 
 def _syntax_needs(model_cfg):
