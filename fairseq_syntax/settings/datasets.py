@@ -33,8 +33,7 @@ def _tanaka_ja_en(size: str) -> Dict[str, ModelSettings]:
     # again over 5% of the updates); beside them dep+rel from scratch for the same 3,000 updates
     tune = {"--max-update": "1000", "--warmup-updates": "50", "--lr": "0.0002"}
     table["transformer_ft"] = replace(table["transformer"], train=with_values(table["transformer"].train, tune),
-                                      baseline="transformer_ft", also_against=("transformer",),
-                                      starts_from="transformer")
+                                      baseline="transformer_ft", starts_from="transformer")
     table["dep_rel_ft"] = replace(table["dep_rel"], train=with_values(table["dep_rel"].train, tune),
                                   baseline="transformer_ft", also_against=("dep_rel_u3000",), starts_from="transformer")
     table["dep_rel_u3000"] = replace(table["dep_rel"], train=with_values(table["dep_rel"].train,
