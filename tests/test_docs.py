@@ -93,3 +93,41 @@ def test_models_page_names_every_architecture():
     table = text.split("| `--arch` | paper | what |", 1)[1].split("\n\n", 1)[0]
     named = set(re.findall(r"`((?:syntax_|transformer_|lstm_|cky_)\w+)`", table))
     assert named == {arch for arch, _, _ in architectures()}
+
+
+#: the docs as a reference: docs/*.md and examples/*/README.md together, and any one paragraph
+DOCS_WORDS, PARAGRAPH_WORDS = 25000, 150
+
+
+def _paragraphs(text):
+    """The prose paragraphs of a Markdown page: blocks between blank lines without fenced code, tables, HTML
+    comments and headings; each list item a paragraph of its own."""
+    body = re.sub(r"```.*?```", "", text, flags=re.S)
+    for block in re.split(r"\n\s*\n", body):
+        item = []
+        for line in block.splitlines():
+            if not line.strip() or line.startswith(("|", "<!--", "#")):
+                continue
+            if re.match(r"\s*([-*]|\d+\.) ", line) and item:
+                yield " ".join(item)
+                item = []
+            item.append(line)
+        if item:
+            yield " ".join(item)
+
+
+def test_the_docs_are_a_reference_in_size():
+    """At most 25,000 words in docs/*.md and examples/*/README.md together, no paragraph over 150 words: the
+    pages say what a feature is, how to use it, its options and errors; measurement history lives in the commit
+    messages and JSON records, per-run tables beside their JSON (examples/*/results/runs.md)."""
+    import glob
+
+    pages = sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")) + glob.glob(os.path.join(ROOT, "examples", "*",
+                                                                                          "README.md")))
+    texts = {os.path.relpath(p, ROOT): open(p, encoding="utf-8").read() for p in pages}
+    total = sum(len(t.split()) for t in texts.values())
+    assert total <= DOCS_WORDS, f"{total} words: " + ", ".join(f"{p} {len(t.split())}" for p, t in
+                                                               sorted(texts.items(), key=lambda kv: -len(kv[1])))
+    long = [(p, len(par.split()), par[:60]) for p, t in texts.items() for par in _paragraphs(t)
+            if len(par.split()) > PARAGRAPH_WORDS]
+    assert not long, long

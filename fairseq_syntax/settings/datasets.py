@@ -47,8 +47,8 @@ def _tanaka_ja_en(size: str) -> Dict[str, ModelSettings]:
 
 
 #: the tree controls of the Tanaka Ja-En recipe (its data variants of those names: prepare --tree-control)
-CONTROLS = {"random": "random", "right_chain": "right-chain", "noise03": "noise:0.3", "noise015": "noise:0.15",
-            "noise05": "noise:0.5"}
+CONTROLS = {"random": "random", "right_chain": "right-chain", "left_chain": "left-chain", "noise03": "noise:0.3",
+            "noise015": "noise:0.15", "noise05": "noise:0.5"}
 
 #: the models of the English->Japanese direction: those that read or learn the source tree (a Japanese target
 #: tree is the Ja->En recipe's source side)
