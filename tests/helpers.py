@@ -275,6 +275,20 @@ def train_cmd(data, save_dir, extra=(), updates=4, arch=TINY_TRANSFORMER):
     ]
 
 
+def train_one_step(arch, save_dir, extra=(), criterion="label_smoothed_cross_entropy"):
+    """One training step of a (tiny) architecture through fairseq-syntax-train on the golden data-bin
+    (tests/data/golden: its train split only, so no validation); returns the checkpoint it saved. A new
+    mechanism's preset runs here before it has a recipe (docs/extending.md)."""
+    import os
+
+    data = os.path.join(ROOT, "tests", "data", "golden", "data-bin")
+    run([tool("fairseq-syntax-train"), data, "--task", "syntax_translation", "--source-lang", "en", "--target-lang",
+         "de", "--arch", arch, "--criterion", criterion, "--optimizer", "adam", "--lr", "1e-3", "--max-tokens",
+         "1000", "--max-update", "1", "--cpu", "--save-dir", str(save_dir), "--no-epoch-checkpoints",
+         "--disable-validation", "--num-workers", "0", "--seed", "1", *extra])
+    return os.path.join(str(save_dir), "checkpoint_last.pt")
+
+
 def generate_cmd(data, checkpoint, extra=()):
     return [
         tool("fairseq-generate"), data, "--user-dir", USER_DIR, "--task", "syntax_translation",

@@ -3,6 +3,7 @@ import os
 import re
 import sys
 
+import pytest
 import torch
 
 from helpers import USER_DIR, generate_cmd, preprocess, run, tool, train_cmd
@@ -179,3 +180,16 @@ def test_safe_loader_takes_numeric_numpy_meters_only(tmp_path):
         torch.save({"x": bad}, tmp_path / "bad.pt")
         with pytest.raises(Exception, match="Weights only load failed"):
             torch.load(tmp_path / "bad.pt", weights_only=True)
+
+
+@pytest.mark.parametrize("arch, criterion", [("transformer_dep_rel_tiny", "label_smoothed_cross_entropy"),
+                                             ("transformer_dbsa_tiny", "label_smoothed_cross_entropy_with_dependency")])
+def test_one_cli_training_step_of_a_preset_on_the_golden_data_bin(arch, criterion, tmp_path):
+    """tests/helpers.py's train_one_step: fairseq-syntax-train, one update of a tiny preset on the golden data-bin
+    (no valid split), a checkpoint saved (the helper a new mechanism's tests start from: docs/extending.md)."""
+    import os
+
+    from helpers import train_one_step
+
+    checkpoint = train_one_step(arch, tmp_path / "ck", criterion=criterion)
+    assert os.path.isfile(checkpoint)
