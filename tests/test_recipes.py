@@ -777,3 +777,26 @@ def test_a_queue_waits_for_a_model_another_run_holds_then_skips_it_when_that_run
             q.kill()
     assert q.returncode == 0 and "1/1 transformer: done by the other run, skipped" in out, (out, err)
     assert not (work / "logs" / "transformer.train.log").exists()
+
+
+def test_learning_curves_read_every_validation_of_a_training_log(tmp_path):
+    """examples/recipes/learning_curves.py: each validation line's NLL at its update, a resumed run's last value
+    at an update counting; a log without validations is refused."""
+    sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
+    import learning_curves
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.train.log").write_text(
+        "2026 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 8.1 | nll_loss 7.221 | ppl 149 | "
+        "num_updates 50\nnoise\n"
+        "2026 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 7.1 | nll_loss 6.5 | ppl 90 | "
+        "num_updates 100\n"
+        "2026 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 8.0 | nll_loss 7.0 | ppl 140 | "
+        "num_updates 50\n")
+    (logs / "b.train.log").write_text("no validations\n")
+    out = tmp_path / "c.json"
+    assert learning_curves.main(["--work", str(tmp_path), "--models", "a", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["curves"] == {"a": [[50, 7.0], [100, 6.5]]}
+    with pytest.raises(SystemExit, match="no validation line"):
+        learning_curves.main(["--work", str(tmp_path), "--models", "b", "--json", str(out)])
