@@ -55,8 +55,8 @@ def get_parser():
     p.add_argument("--tokenize", default=None, metavar="TOKENIZER",
                    help="sacreBLEU tokenizer (default: the record's choice, e.g. 'none' for a corpus that came "
                    "tokenised, 'ja-mecab' for Japanese)")
-    for feature, name in (("length", "length"), ("depth", "depth"), ("distance", "distance")):
-        p.add_argument(f"--{name}-buckets", default=",".join(map(str, DEFAULT_BOUNDS[feature])), metavar="B1,B2,...",
+    for feature in DEFAULT_BOUNDS:
+        p.add_argument(f"--{feature}-buckets", default=",".join(map(str, DEFAULT_BOUNDS[feature])), metavar="B1,B2,...",
                        help=f"upper bounds of the {feature} buckets (default {','.join(map(str, DEFAULT_BOUNDS[feature]))};"
                        " above the last: the last bucket)")
     p.add_argument("--bootstrap-samples", type=int, default=1000, metavar="N", help="paired bootstrap resamples [1000]")
