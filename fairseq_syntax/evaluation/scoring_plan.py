@@ -1,5 +1,5 @@
 """How a target language's output is scored, from how the data-bin's preparation tokenised it: the rules of
-``fairseq-syntax-evaluate --data``.
+``fairseq-syntax-evaluate --data`` (and of the dataset recipes, which score through it).
 
 The model writes the target side's tokens; :class:`fairseq_syntax.inference.target.RecordedText` detokenises
 them as the record says, and this module says what sacreBLEU then tokenises and whether RIBES is reported:
@@ -10,6 +10,8 @@ them as the record says, and this module says what sacreBLEU then tokenises and 
   tokenizer (the same tokens for every model, whatever its segmentation), RIBES on;
 * tokens the corpus came with (``given``, e.g. the Tanaka corpus's English): kept, and BLEU on them
   (sacreBLEU's ``none`` tokenizer), against the corpus's reference, written with the same tokens;
+* tokens scored as written (``on_tokens``: WAT's rule, BLEU on the KyTea / Moses tokens the preparation made):
+  sacreBLEU's ``none`` tokenizer against the reference tokenised the same way;
 * SentencePiece pieces of raw text (a side its parser tokenised): the pieces joined are raw text, scored
   against the raw reference (Japanese / Chinese: with ``ja-mecab`` / ``zh``); pieces of a tokeniser's tokens
   are scored as those tokens are.
@@ -38,10 +40,15 @@ class ScoringPlan:
     removes_spaces: bool = False  # the detokenisation removes every space (a language written without them)
 
 
-def plan_for(lang: str, tokenizer: str, other_languages: Iterable[str] = (), pieces: bool = False) -> ScoringPlan:
+def plan_for(lang: str, tokenizer: str, other_languages: Iterable[str] = (), pieces: bool = False,
+             on_tokens: bool = False) -> ScoringPlan:
     """The plan for target language ``lang`` whose tokens the preparation's ``tokenizer`` made (one of
-    :data:`fairseq_syntax.preparation.databin_record.TOKENIZERS`); ``pieces``: SentencePiece segmented it."""
+    :data:`fairseq_syntax.preparation.databin_record.TOKENIZERS`); ``pieces``: SentencePiece segmented it;
+    ``on_tokens``: BLEU on those tokens as they are written, whatever made them (WAT's rule)."""
     ribes = ribes_by_default((lang, *other_languages))
+    if on_tokens:
+        return ScoringPlan(f"none (the {tokenizer} tokens, BLEU on them)", "none", ribes,
+                           "the reference in the same tokens")
     if pieces and tokenizer == "parser":
         unspaced = UNSPACED_TOKENIZERS.get(lang)
         return ScoringPlan("SentencePiece's pieces joined (raw text)", unspaced, ribes or bool(unspaced),

@@ -8,9 +8,11 @@ import subprocess
 import sys
 from typing import List, Optional
 
+from fairseq_syntax.evaluation.scoring_plan import plan_for
 from runner import commands
 from runner.recipe import Recipe, RecipeError
 from runner.run_locks import data_lock, model_lock
+from runner.prepare_step import tokenizer_of
 from runner.train_step import require_prepared
 
 PARSE_HEAD_ARCHS = {f"transformer_{a}" for a in ("dbsa", "dbsa_enc", "dbsa_dec", "sisa", "syncattn", "dep_rel_self")}
@@ -36,22 +38,25 @@ def test_sets(recipe: Recipe):
 
 def score(recipe: Recipe, out: str, hyp_tok: str, src_tok: str, ref_tok: str, ref_raw: str,
           base_dir: Optional[str]) -> None:
-    """OUT/{hyp.txt,scores.*}: the translations scored as the dataset scores (base_dir: the baseline's folder)."""
+    """OUT/{hyp.txt,scores.*}: the translations scored by the package's plan for the target side
+    (:func:`fairseq_syntax.evaluation.scoring_plan.plan_for`, as ``fairseq-syntax-evaluate --data`` scores: the
+    target's tokenizer, the pair's languages, the recipe's ``bleu_on_tokens``); base_dir: the baseline's folder."""
     tgt = recipe.tgt
+    plan = plan_for(tgt, tokenizer_of(recipe, tgt), (recipe.src,), on_tokens=recipe.bleu_on_tokens)
     args = ["--source", src_tok, "--json", f"{out}/scores.json", "--plot", f"{out}/bleu_by_length.png"]
-    ribes = recipe.ribes
-    if tgt == "ja" and recipe.ja_score == "mecab":  # detokenised, MeCab's tokens for every model
+    if plan.removes_spaces:  # Japanese / Chinese: the same tokens (sacreBLEU's) for every model
         _write(f"{out}/hyp.txt", [line.replace(" ", "") for line in _lines(hyp_tok)])
-        args += ["--hyp", f"{out}/hyp.txt", "--ref", ref_raw, "--tokenize", "ja-mecab", "--ribes"]
-    elif tgt == "ja" or recipe.bleu_on_tokens:  # WAT: BLEU on the tokens (KyTea / Moses)
+        ref = ref_raw
+    elif plan.tokenize == "none":  # BLEU on the tokens (the corpus's own, or WAT's KyTea / Moses)
         shutil.copyfile(hyp_tok, f"{out}/hyp.txt")
-        args += ["--hyp", f"{out}/hyp.txt", "--ref", ref_tok, "--tokenize", "none"] + (
-            ["--ribes"] if tgt == "ja" or ribes else [])
-    else:  # sacreBLEU on detokenised text against the raw reference (Moses + in-word hyphens rejoined)
+        ref = ref_tok
+    else:  # detokenised, against the raw reference (Moses + in-word hyphens rejoined)
         with open(hyp_tok, "rb") as i, open(f"{out}/hyp.txt", "wb") as o:
             if subprocess.run(["fairseq-syntax-detokenize", "-l", tgt], stdin=i, stdout=o).returncode:
                 raise RecipeError(f"fairseq-syntax-detokenize failed on {hyp_tok}")
-        args += ["--hyp", f"{out}/hyp.txt", "--ref", ref_raw] + (["--ribes"] if ribes else [])
+        ref = ref_raw
+    args += ["--hyp", f"{out}/hyp.txt", "--ref", ref] + (["--tokenize", plan.tokenize] if plan.tokenize else []) + (
+        ["--ribes"] if plan.ribes else [])
     if base_dir and os.path.isfile(f"{base_dir}/hyp.txt"):
         args += ["--baseline", f"{base_dir}/hyp.txt"]
     elif base_dir:

@@ -8,7 +8,8 @@ recipe.json holds (only ``name``, ``src``, ``tgt`` and ``variants`` are required
   options, shell words in one string: the string is part of the data-bin's key, :mod:`.prepare_step`),
   ``lang_filter`` (langid | langdetect, not applied to the sample), ``multitask`` (C&H's corpus)
 - ``train_first``, ``test_sets`` (several test sets joined into the test split and scored one by one),
-  ``bleu_on_tokens``, ``ribes``, ``ja_score`` (mecab), ``data_from`` (the dataset whose data-bins this one reads)
+  ``bleu_on_tokens`` (BLEU on the target's tokens as the preparation wrote them, WAT's rule: the scoring plan of
+  :mod:`fairseq_syntax.evaluation.scoring_plan`), ``data_from`` (the dataset whose data-bins this one reads)
 - ``defaults``: VARIABLE -> value, the dataset's default of a user's variable (e.g. ``PARSER_en``)
 - ``source``: where the raw data comes from: ``{"module": NAME, ...}``, a module of :mod:`.sources` given the rest
 """
@@ -43,8 +44,6 @@ class Recipe:
     train_first: int = 0
     test_sets: List[str] = field(default_factory=list)
     bleu_on_tokens: bool = False
-    ribes: bool = False
-    ja_score: str = ""
     data_from: str = ""
     source: dict = field(default_factory=dict)
     env: Dict[str, str] = field(default_factory=dict)  # the user's variables, over the dataset's defaults
