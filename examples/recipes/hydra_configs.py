@@ -11,7 +11,8 @@ files, ships in the package.
 One ``<arch>.yaml`` per named architecture of the table:
 
 * ``model``: ``_name`` = the architecture and every option it resolves to, so that any of them can be
-  overridden on the command line (``model.dropout=0.3``) and so that the dataclass model ``attention_lstm``
+  overridden on the command line (``model.dropout=0.3``), except the mechanisms' options at their defaults
+  (``+model.rel_dep_l=8`` adds one: an option off by default rewrites no config), and so that the dataclass model ``attention_lstm``
   gets its preset's values (fairseq fills a dataclass model's config with the dataclass defaults before the
   architecture function runs); the recipe's model options (dropout, shared embeddings, the paper's per-corpus
   values) come first, except those a ``_tiny`` variant sets itself;
@@ -133,6 +134,14 @@ def syntax_fields(options: dict) -> Dict[str, str]:
             "target_syntax": ",".join(sorted(needs.target)) or "none"}
 
 
+def own_defaults() -> dict:
+    """The defaults of the options the plugin's mechanisms add to fairseq's transformer (SyntaxTransformerConfig)."""
+    from fairseq_syntax.models.syntax_transformer_config import SyntaxTransformerConfig
+
+    return {f.name: (f.default.value if hasattr(f.default, "value") else f.default)
+            for f in SyntaxTransformerConfig.__dataclass_fields__.values() if not f.name.startswith("_")}
+
+
 #: model -> the preset whose recipe's training settings a preset without a recipe of its own (an extension,
 #: ``recipe=None``) takes
 BASELINES = {"syntax_transformer": "syntax_transformer", "attention_lstm": "lstm_luong"}
@@ -162,6 +171,10 @@ def config(arch: str) -> Tuple[str, dict]:
     resolve(args, name, tiny)
     assert preset_of(arch) == (preset, tiny)
     options = {k: v for k, v in sorted(vars(args).items()) if not k.startswith("_")}
+    # the mechanisms' options at their defaults are left out (the architecture gives them): a new option off by
+    # default changes no config
+    if preset.model == "syntax_transformer":
+        options = {k: v for k, v in options.items() if own_defaults().get(k, object()) != v}
     task = settings.pop("task")
     if task["_name"] == "syntax_translation":
         task = {**task, **syntax_fields(options), "parent_strategy": "auto"}
