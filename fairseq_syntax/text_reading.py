@@ -37,7 +37,8 @@ def decode_text(raw: bytes, path: str, first_line: int) -> str:
     under the rules above."""
     if first_line == 1 and raw.startswith(BOM):
         raw = raw[len(BOM):]
-    raw = raw.replace(b"\r\n", b"\n")
+    if b"\r" in raw:  # (a search: the replace copies the block)
+        raw = raw.replace(b"\r\n", b"\n")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -88,23 +89,26 @@ class TextFile(io.TextIOBase):
     def readable(self) -> bool:
         return True
 
-    def _read_block(self, size: int) -> str:
-        """At least ``size`` bytes (all when negative) extended to the end of a line, decoded; "" at the end."""
+    def _read_block(self, size: int, counted: bool = True) -> str:
+        """At least ``size`` bytes (all when negative) extended to the end of a line, decoded; "" at the end.
+        ``counted``: add its lines to the lines decoded (else the caller does)."""
         raw = self._f.read() if size < 0 else self._f.read(size)
         if raw and size >= 0 and not raw.endswith(b"\n"):
             raw += self._f.readline()
         if not raw:
             return ""
         text = decode_text(raw, self.path, self._decoded + 1)
-        self._decoded += text.count("\n") + (0 if text.endswith("\n") else 1)
+        if counted:
+            self._decoded += text.count("\n") + (0 if text.endswith("\n") else 1)
         return text
 
     def _fill(self) -> bool:
-        text = self._read_block(BLOCK_BYTES)
+        text = self._read_block(BLOCK_BYTES, counted=False)
         if not text:
             return False
         parts = text.split("\n")  # "\n" alone ends a line (str.splitlines would also split on \x0b, \u2028, ...)
         last = parts.pop()
+        self._decoded += len(parts) + (1 if last else 0)
         self._lines = [x + "\n" for x in parts] + ([last] if last else [])
         self._next = 0
         return True

@@ -224,6 +224,22 @@ def test_lines_differ_as_the_lines_compared_one_by_one():
         assert got.tolist() == [x != y for x, y in zip(a, b)], (a, b)
 
 
+def test_lines_replaced_one_for_one_by_the_models_normalisation():
+    """The block's shortcut for sentences NFKC rewrote character for character (full-width digits): their pieces
+    keep the offsets of their lengths; any other difference, or a line not asked about, is not one."""
+    from fairseq_syntax.data.alignment.piece_align import _codes, _replaced_one_for_one
+
+    class Nfkc:
+        def Normalize(self, text):
+            return unicodedata.normalize("NFKC", text)
+
+    a = ["猫１２匹", "犬ＡＢ", "ｶﾞｷﾞ", "猫１匹", "abc", "猫１２匹"]
+    b = ["猫12匹", "犬AX", "ガギ", "猫1匹", "abc", "猫12匹"]
+    got = _replaced_one_for_one(_codes("".join(x + "\n" for x in a)), _codes("".join(x + "\n" for x in b)),
+                                np.array([0, 1, 2, 3, 4]), Nfkc())
+    assert got.tolist() == [True, False, False, True, True, False]
+
+
 def test_a_block_of_sentences_the_model_normalised_is_placed_at_once_as_by_the_models_offsets(tmp_path):
     """Japanese-like sentences without spaces, some with full-width digits and letters the model's NFKC rule
     rewrites, in one block: the block places the normalised sentences' pieces all at once

@@ -144,6 +144,34 @@ def _lines_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return differ
 
 
+def _replaced_one_for_one(a: np.ndarray, b: np.ndarray, lines: np.ndarray, spm) -> np.ndarray:
+    """Per line of two texts of as many lines (code points, each line ended by a line end), whether it is one of
+    ``lines`` and b's line is a's with characters replaced one for one by what the SentencePiece model ``spm``
+    normalises each of them to (full-width digits and marks under NFKC): then b's characters sit at a's
+    offsets."""
+    ea, eb = np.flatnonzero(a == 10), np.flatnonzero(b == 10)
+    la, lb = np.diff(ea, prepend=-1), np.diff(eb, prepend=-1)
+    out = np.zeros(len(ea), bool)
+    lines = lines[la[lines] == lb[lines]]
+    if not len(lines):
+        return out
+    size = la[lines]
+    at = np.repeat(ea[lines] - la[lines] + 1 - (np.cumsum(size) - size), size) + np.arange(int(size.sum()))
+    ca, cb = a[at], b[at + np.repeat(eb[lines] - ea[lines], size)]
+    differ = ca != cb
+    chars, which = np.unique(ca[differ], return_inverse=True)
+    normalised = np.array([_one_character(spm.Normalize(chr(c))) for c in chars.tolist()], np.int64)
+    wrong = normalised[which] != cb[differ]
+    ok = np.ones(len(lines), bool)
+    ok[np.repeat(np.arange(len(lines)), size)[differ][wrong]] = False
+    out[lines[ok]] = True
+    return out
+
+
+def _one_character(text: str) -> int:
+    return ord(text) if len(text) == 1 else -1
+
+
 def _spaces_per_line(c: np.ndarray, space: np.ndarray) -> np.ndarray:
     ends = np.flatnonzero(c == 10)
     return np.bincount(np.searchsorted(ends, np.flatnonzero(space)), minlength=len(ends))
@@ -174,6 +202,7 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
         piece_len = np.zeros(int(piece_sizes.sum()), np.int64)
         spelled_line = np.zeros(n, bool)  # not compared: every sentence is located
         normalised_line = np.ones(n, bool)
+        raw_c = _codes(raw_text)
     else:
         tok_len, _, tok_c = tok
         piece_len, piece_sizes, piece_c = got
@@ -189,6 +218,8 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
             raw_ns = raw_c[~space]
             raw_tok = _lines_differ(raw_ns, tok_ns)
         raw_piece = _lines_differ(raw_ns, piece_ns)
+        if spm is not None and raw_piece.any():  # NFKC's one-for-one replacements keep the offsets of lengths
+            raw_piece &= ~_replaced_one_for_one(raw_ns, piece_ns, np.flatnonzero(raw_piece & ~raw_tok), spm)
         slow = np.flatnonzero(raw_tok | raw_piece).tolist()
         if slow:
             # tokens that spell a raw text without whitespace keep their spans from lengths (they are its
@@ -197,7 +228,7 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
             normalised_line = raw_piece
     raw = raw_text.split("\n") if slow else None
     # a key per character that orders the block: a sentence's offsets plus its index times the stride
-    stride = (int(np.diff(np.flatnonzero(_codes(raw_text) == 10), prepend=-1).max(initial=0)) if slow
+    stride = (int(np.diff(np.flatnonzero(raw_c == 10), prepend=-1).max(initial=0)) if slow
               else len(raw_text)) + 2
     tok_first = np.zeros(n + 1, np.int64)
     np.cumsum(trees.token_sizes, out=tok_first[1:])
@@ -255,8 +286,10 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
                             piece_end + offset_p)
 
 
-def _text(lines: List[str]) -> str:
-    """Lines (with or without their line ends) as one text, a line end after each."""
+def _text(lines) -> str:
+    """Lines (with or without their line ends; or a text of whole lines) as one text, a line end after each."""
+    if isinstance(lines, str):
+        return lines if lines.endswith("\n") else lines + "\n"
     text = "".join(lines)
     if text.count("\n") == len(lines) and text.endswith("\n"):
         return text
