@@ -133,3 +133,31 @@ def test_the_suite_times_in_prose_are_the_records_of_the_commits_they_name():
             minutes, seconds = divmod(round(r["wall_seconds"]), 60)
             assert f"{r['wall_seconds']} s" in text or f"{minutes} min {seconds} s" in text, (page, r["commit"])
             assert str(r["counts"]["passed"]) in text, (page, r["commit"])
+
+
+def test_align_binarize_reports_each_paths_fastest_run(tmp_path):
+    """--repeat N alternates the paths and keeps each figure's fastest run: times the least, rates the most."""
+    import json
+
+    import align_binarize
+
+    runs = [{"input": "x", "in_memory_align_s": 2.0, "in_memory_sent_per_s": 50, "streaming_s": 1.0},
+            {"input": "x", "in_memory_align_s": 1.5, "in_memory_sent_per_s": 40, "streaming_s": 3.0}]
+    assert align_binarize.fastest(runs) == {"input": "x", "in_memory_align_s": 1.5, "in_memory_sent_per_s": 50,
+                                            "streaming_s": 1.0}
+    out = tmp_path / "r.json"
+    align_binarize.main(["--sentences", "300", "--repeat", "2", "--json", str(out)])
+    res = json.loads(out.read_text())
+    assert res["repeats"] == 2 and res["sentences"] == 300 and res["streaming_sent_per_s"] > 0
+
+
+def test_the_sentencepiece_throughput_in_the_docs_is_the_jsons():
+    import json
+
+    record = json.load(open(os.path.join(ROOT, "examples", "benchmark", "align_binarize_sentencepiece_cpu.json")))
+    text = " ".join(open(os.path.join(ROOT, "docs", "benchmarks.md"), encoding="utf-8").read().split())
+    for r in record["treebanks"].values():
+        s = r["sentencepiece"]
+        for bpe, piece, ratio in (("in_memory_sent_per_s", "in_memory_sent_per_s", "in_memory_vs_bpe_in_memory"),
+                                  ("streaming_sent_per_s", "streaming_sent_per_s", "streaming_vs_bpe_streaming")):
+            assert f"{r[bpe]:,} against {s[piece]:,} ({s[ratio]}x)" in text
