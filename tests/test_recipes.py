@@ -726,6 +726,20 @@ def test_a_model_in_training_or_evaluation_is_not_trained_or_evaluated_again_bes
     holder.close()
 
 
+def test_a_fine_tuning_does_not_start_from_a_model_still_in_training(tmp_path):
+    """transformer_ft fine-tunes transformer's best checkpoint: while another run holds transformer's lock (its
+    training), train.sh transformer_ft stops naming it; once it is free, it goes on (to its next check)."""
+    work = str(tmp_path)
+    (tmp_path / "main" / "data-bin").mkdir(parents=True)
+    (tmp_path / "main" / "data-bin" / ".prepared").touch()
+    holder = _hold(os.path.join(work, "locks", "transformer.lock"))
+    p = recipe("tanaka-ja-en", "train", "transformer_ft", check=False, fork=False, WORK=work)
+    assert p.returncode == 1 and "transformer is being trained or evaluated by another run" in p.stderr, p.stderr
+    holder.close()
+    p = recipe("tanaka-ja-en", "train", "transformer_ft", check=False, fork=False, WORK=work)
+    assert p.returncode == 1 and "train transformer first" in p.stderr and "another run" not in p.stderr, p.stderr
+
+
 def test_prepare_and_the_runs_that_read_its_data_never_run_beside_each_other(tmp_path):
     """The data lock (runner/run_locks.py): prepare.sh rewrites WORK's data-bins; a training or evaluation
     holding the data lock

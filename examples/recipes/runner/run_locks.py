@@ -9,7 +9,8 @@ runner is killed) and the kernel drops the lock with its last holder, so there i
 by one process); these are shared by readers and held by the commands the runner starts.
 
 - model lock, WORK/locks/MODEL.lock: train and evaluate of MODEL take it exclusively; evaluating a model that
-  decodes another's checkpoint (its ``checkpoint_of``) takes that one's shared. A queue (examples/recipes/queue.sh)
+  decodes another's checkpoint (its ``checkpoint_of``), and training one that fine-tunes another's (its
+  ``starts_from``), takes that one's shared. A queue (examples/recipes/queue.sh)
   holds it over a model's train and evaluate and names it in FAIRSEQ_SYNTAX_MODEL_LOCK.
 - data lock, DATA_WORK/locks/data.lock: prepare takes it exclusively, train and evaluate shared.
 """

@@ -89,6 +89,7 @@ def train(recipe: Recipe, model: str, extra: List[str]) -> None:
            *(sample_options(list(s.train)) if recipe.sample else []), *recipe.var("EXTRA_TRAIN_ARGS").split(), *extra]
     checkpoints = os.path.join(recipe.work, "checkpoints", model)
     if s.starts_from:  # fairseq resumes from checkpoints/MODEL/checkpoint_last.pt where one exists
+        model_lock(recipe, s.starts_from, shared=True)  # not from a best checkpoint still being trained
         start = os.path.join(recipe.work, "checkpoints", s.starts_from, "checkpoint_best.pt")
         if not recipe.dry_run and not os.path.isfile(start):
             raise RecipeError(f"{model} fine-tunes {s.starts_from}'s best checkpoint ({start}): train "
