@@ -38,7 +38,8 @@ DATASETS = {
                       ("syncattn", "dbsa_sync"), ("lstm_luong_lr001", None),
                       ("cky_lstm_lr001", "lstm_luong_lr001"), ("transformer_spm", None),
                       ("dep_rel_spm", "transformer_spm"), ("transformer_spm", "transformer"),
-                      ("dep_rel_spm", "dep_rel")], "none"),
+                      ("dep_rel_spm", "dep_rel"), ("transformer_ft", None), ("dep_rel_ft", "transformer_ft"),
+                      ("dep_rel_u3000", "transformer_ft"), ("dep_rel_u3000", "dep_rel_ft")], "none"),
     "tanaka-en-ja": ([("transformer", None), ("rel", "transformer"), ("dep_rel", "transformer"),
                       ("dep_rel", "rel"), ("pascal_wat", "transformer"), ("sh", "transformer")], "ja-mecab"),
 }
@@ -49,6 +50,8 @@ VIEWS = {
     "tanaka-ja-en sentencepiece": ("tanaka-ja-en", [("transformer", None), ("dep_rel", "transformer"),
                                                     ("transformer_spm", None), ("dep_rel_spm", "transformer_spm"),
                                                     ("transformer_spm", "transformer"), ("dep_rel_spm", "dep_rel")]),
+    "tanaka-ja-en fine-tuning": ("tanaka-ja-en", [("transformer_ft", None), ("dep_rel_ft", "transformer_ft"),
+                                                  ("dep_rel_u3000", "transformer_ft"), ("dep_rel_u3000", "dep_rel_ft")]),
 }
 
 
