@@ -174,7 +174,8 @@ def config(arch: str) -> Tuple[str, dict]:
     # the mechanisms' options at their defaults are left out (the architecture gives them): a new option off by
     # default changes no config
     if preset.model == "syntax_transformer":
-        options = {k: v for k, v in options.items() if own_defaults().get(k, object()) != v}
+        defaults = own_defaults()
+        options = {k: v for k, v in options.items() if defaults.get(k, object()) != v}
     task = settings.pop("task")
     if task["_name"] == "syntax_translation":
         task = {**task, **syntax_fields(options), "parent_strategy": "auto"}
