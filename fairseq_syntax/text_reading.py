@@ -79,8 +79,9 @@ class TextFile(io.TextIOBase):
             raise SyntaxDataError(self.path, f"cannot be opened ({e.strerror})") from None
         self.lineno = 0
         self._decoded = 0  # lines decoded so far (errors name the file's own line)
-        self._lines: List[str] = []  # decoded lines not returned yet, from self._next on
+        self._lines: List[str] = []  # decoded lines without their line ends, not returned yet from self._next on
         self._next = 0
+        self._open_end = False  # the last of self._lines is the file's last line and has no line end
 
     @property
     def name(self) -> str:
@@ -108,10 +109,19 @@ class TextFile(io.TextIOBase):
             return False
         parts = text.split("\n")  # "\n" alone ends a line (str.splitlines would also split on \x0b, \u2028, ...)
         last = parts.pop()
-        self._decoded += len(parts) + (1 if last else 0)
-        self._lines = [x + "\n" for x in parts] + ([last] if last else [])
-        self._next = 0
+        self._open_end = bool(last)
+        if last:
+            parts.append(last)
+        self._decoded += len(parts)
+        self._lines, self._next = parts, 0
         return True
+
+    def _pending(self, a: int, b: int) -> str:
+        """Decoded lines a to b (not returned yet) as one text, each with its line end (the file's last as it is)."""
+        if a >= b:
+            return ""
+        text = "\n".join(self._lines[a:b])
+        return text if b == len(self._lines) and self._open_end else text + "\n"
 
     def readline(self, size: int = -1) -> str:
         if self._next >= len(self._lines) and not self._fill():
@@ -119,19 +129,22 @@ class TextFile(io.TextIOBase):
         line = self._lines[self._next]
         self._next += 1
         self.lineno += 1
-        return line
+        return line if self._open_end and self._next == len(self._lines) else line + "\n"
 
-    def next_lines(self, n: int) -> List[str]:
-        """The next ``n`` lines (fewer at the end of the file), taken from the decoded block as slices."""
-        out: List[str] = []
-        while len(out) < n:
+    def next_text(self, n: int):
+        """(the next ``n`` lines as one text, each with its line end but the file's last as it is; how many: fewer
+        than ``n`` at the end of the file), joined from the decoded block without a string per line."""
+        chunks: List[str] = []
+        got = 0
+        while got < n:
             if self._next >= len(self._lines) and not self._fill():
                 break
-            take = self._lines[self._next:self._next + n - len(out)]
-            self._next += len(take)
-            out += take
-        self.lineno += len(out)
-        return out
+            take = min(n - got, len(self._lines) - self._next)
+            chunks.append(self._pending(self._next, self._next + take))
+            self._next += take
+            got += take
+        self.lineno += got
+        return "".join(chunks), got
 
     def __iter__(self) -> Iterator[str]:
         return self
@@ -143,15 +156,16 @@ class TextFile(io.TextIOBase):
         return line
 
     def read(self, size: Optional[int] = -1) -> str:
-        pending = self._lines[self._next:]
+        count = len(self._lines) - self._next
+        pending = self._pending(self._next, len(self._lines)) if count > 0 else ""
         self._lines, self._next = [], 0
         if pending:  # lines decoded by readline and not returned yet come first
-            self.lineno += len(pending)
-            if size is not None and 0 <= size <= sum(map(len, pending)):
-                return "".join(pending)
+            self.lineno += count
+            if size is not None and 0 <= size <= len(pending):
+                return pending
         text = self._read_block(-1 if size is None or size < 0 else size)
         self.lineno += text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-        return "".join(pending) + text
+        return pending + text
 
     def close(self) -> None:
         if not self.closed:

@@ -224,6 +224,23 @@ def test_lines_differ_as_the_lines_compared_one_by_one():
         assert got.tolist() == [x != y for x, y in zip(a, b)], (a, b)
 
 
+def test_piece_lengths_leave_out_every_mark_wherever_it_stands():
+    """A piece's length in the raw text leaves out its ``▁``: the first character (SentencePiece's place for it,
+    counted at once) or any other (a user-defined piece such as ``New▁York``, counted one by one)."""
+    from fairseq_syntax.data.alignment.piece_align import _lengths
+
+    rng = random.Random(3)
+    for trial in range(300):
+        marks_inside = trial % 3 == 0
+        lines = [[("▁" if rng.random() < 0.5 else "") + "".join(rng.choice("ab語▁" if marks_inside else "ab語")
+                                                                 for _ in range(rng.randint(0 if k else 1, 3)))
+                  for k in range(rng.randint(1, 5))] for _ in range(rng.randint(1, 6))]
+        lines = [[x for x in line if x] or ["a"] for line in lines]
+        lengths, per_line, _ = _lengths("".join(" ".join(line) + "\n" for line in lines))
+        assert lengths.tolist() == [len(x.replace("▁", "")) for line in lines for x in line], lines
+        assert per_line.tolist() == [len(line) for line in lines]
+
+
 def test_lines_replaced_one_for_one_by_the_models_normalisation():
     """The block's shortcut for sentences NFKC rewrote character for character (full-width digits): their pieces
     keep the offsets of their lengths; any other difference, or a line not asked about, is not one."""

@@ -9,14 +9,14 @@ unit's first parser word (0-based), which the aligned-tree view names a unit by.
 then works as it does for BPE.
 
 :func:`iter_piece_aligned_blocks` reads a CoNLL-U file's blocks with their raw text and pieces: where a
-sentence's tokens and pieces spell its raw text exactly (whitespace aside), their spans come from their lengths
-alone, for the whole block at once; the other sentences (a re-written word, text that SentencePiece normalised)
-are located one by one (:mod:`.piece_spans`). :func:`align_sentence_pieces` does one sentence (decoding raw
+sentence's tokens and pieces spell the same text (whitespace aside), their spans come from their lengths
+alone, for the whole block at once, and its raw text is not looked at; the others are compared with their raw
+text and, but for SentencePiece's one-for-one normalisation, located one by one (:mod:`.piece_spans`). :func:`align_sentence_pieces` does one sentence (decoding raw
 text).
 """
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import List, Sequence, Union
 
 import numpy as np
 
@@ -115,8 +115,13 @@ def _lengths(text: str):
     lengths = np.diff(ends, prepend=-1) - 1
     if not len(ends) or lengths.min() < 1:  # an empty item: two separators in a row, or one first
         return None
-    if MARK in text:  # ▁ does not count: each one taken from the item it is in
-        lengths -= np.bincount(np.searchsorted(ends, np.flatnonzero(c == ord(MARK))), minlength=len(ends))
+    marks = text.count(MARK)
+    if marks:  # ▁ does not count: each one taken from the item it is in (SentencePiece's: an item's first)
+        first = c[ends - lengths] == ord(MARK)  # each item's first character (every item has one)
+        if int(first.sum()) == marks:
+            lengths -= first
+        else:
+            lengths -= np.bincount(np.searchsorted(ends, np.flatnonzero(c == ord(MARK))), minlength=len(ends))
     newline = c[ends] == 10
     per_line = np.diff(np.flatnonzero(newline), prepend=-1)
     return lengths, per_line, c
@@ -126,9 +131,11 @@ def _codes(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
 
 
-def _lines_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per line, whether two texts of as many lines (code points, each line ended by a line end) differ there."""
-    ea, eb = np.flatnonzero(a == 10), np.flatnonzero(b == 10)
+def _lines_differ(a: np.ndarray, b: np.ndarray, ea: np.ndarray = None, eb: np.ndarray = None) -> np.ndarray:
+    """Per line, whether two texts of as many lines (code points, each line ended by a line end) differ there;
+    ``ea``, ``eb``: their line ends, where known."""
+    ea = np.flatnonzero(a == 10) if ea is None else ea
+    eb = np.flatnonzero(b == 10) if eb is None else eb
     if len(a) == len(b) and np.array_equal(ea, eb):  # lines of the same lengths: where the characters differ
         differ = np.zeros(len(ea), bool)
         differ[np.searchsorted(ea, np.flatnonzero(a != b))] = True
@@ -182,12 +189,15 @@ class _Failure(Exception):
         self.k, self.error = k, error
 
 
-def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: List[str], spm=None):
+def align_block_pieces(trees: TreeArrays, raw_lines: Union[str, List[str]], piece_lines: Union[str, List[str]],
+                       spm=None):
     """:func:`units_from_spans` for the sentences of ``trees``: the spans of every sentence whose tokens and pieces
-    spell its raw text (whitespace aside) from their lengths, all at once; the others located one by one
-    (:func:`locate_sentence`); :class:`_Failure` names the first sentence that cannot be aligned."""
+    spell the same text (whitespace aside), or its raw text but for SentencePiece's one-for-one normalisation,
+    from their lengths, all at once; the others located one by one (:func:`locate_sentence`); :class:`_Failure`
+    names the first sentence that cannot be aligned. ``raw_lines`` and ``piece_lines``: a line per sentence, as
+    a list or as one text of whole lines; the raw text is split into lines only where tokens and pieces differ."""
     n = len(trees.token_sizes)
-    raw_text, piece_text = (_text(lines) for lines in (raw_lines, piece_lines))
+    piece_text = _text(piece_lines)
     surface = trees.surface + "\n"
     tok = _lengths(surface)
     got = _lengths(piece_text) if tok is not None else None
@@ -202,34 +212,41 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
         piece_len = np.zeros(int(piece_sizes.sum()), np.int64)
         spelled_line = np.zeros(n, bool)  # not compared: every sentence is located
         normalised_line = np.ones(n, bool)
-        raw_c = _codes(raw_text)
+        raw = _text(raw_lines)[:-1].split("\n")
     else:
         tok_len, _, tok_c = tok
         piece_len, piece_sizes, piece_c = got
-        # the whole block at once when it spells its raw text (the common case), else sentence by sentence: per
-        # line, whether the raw text (whitespace aside) differs from the tokens, from the pieces (marks aside)
+        # the whole block at once where the tokens and the pieces spell the same text (whitespace and marks
+        # aside: the common case), their offsets in it those in the raw sentence less its whitespace; the raw
+        # text is read only where they differ, to tell a re-written word (located one by one) from text that
+        # SentencePiece normalised
         tok_ns, piece_ns = tok_c[tok_c != 32], piece_c[(piece_c != 32) & (piece_c != ord(MARK))]
-        raw_c = _codes(raw_text)
-        space = raw_c == 32
-        raw_ns = raw_c[~space]
-        raw_tok = _lines_differ(raw_ns, tok_ns)
-        if raw_tok.any():  # other whitespace than spaces (tabs, ideographic spaces), or another text
-            space = np.isin(raw_c, _WHITESPACE_CODES)
+        tok_ends, piece_ends = np.flatnonzero(tok_ns == 10), np.flatnonzero(piece_ns == 10)
+        differ = np.flatnonzero(_lines_differ(tok_ns, piece_ns, tok_ends, piece_ends))
+        slow = []
+        if len(differ):
+            raw = _text(raw_lines)[:-1].split("\n")
+            raw_c = _codes("".join(raw[k] + "\n" for k in differ.tolist()))
+            tok_ns, piece_ns = _take_lines(tok_ns, tok_ends, differ), _take_lines(piece_ns, piece_ends, differ)
+            space = raw_c == 32
             raw_ns = raw_c[~space]
             raw_tok = _lines_differ(raw_ns, tok_ns)
-        raw_piece = _lines_differ(raw_ns, piece_ns)
-        if spm is not None and raw_piece.any():  # NFKC's one-for-one replacements keep the offsets of lengths
-            raw_piece &= ~_replaced_one_for_one(raw_ns, piece_ns, np.flatnonzero(raw_piece & ~raw_tok), spm)
-        slow = np.flatnonzero(raw_tok | raw_piece).tolist()
-        if slow:
+            if raw_tok.any():  # other whitespace than spaces (tabs, ideographic spaces), or another text
+                space = np.isin(raw_c, _WHITESPACE_CODES)
+                raw_ns = raw_c[~space]
+                raw_tok = _lines_differ(raw_ns, tok_ns)
+            raw_piece = _lines_differ(raw_ns, piece_ns)
+            if spm is not None and raw_piece.any():  # NFKC's one-for-one replacements keep the offsets of lengths
+                raw_piece &= ~_replaced_one_for_one(raw_ns, piece_ns, np.flatnonzero(raw_piece & ~raw_tok), spm)
+            slow = differ[raw_tok | raw_piece].tolist()
             # tokens that spell a raw text without whitespace keep their spans from lengths (they are its
             # offsets); the pieces of the sentences SentencePiece normalised are placed by its offsets
-            spelled_line = ~raw_tok & (_spaces_per_line(raw_c, space) == 0)
-            normalised_line = raw_piece
-    raw = raw_text.split("\n") if slow else None
-    # a key per character that orders the block: a sentence's offsets plus its index times the stride
-    stride = (int(np.diff(np.flatnonzero(raw_c == 10), prepend=-1).max(initial=0)) if slow
-              else len(raw_text)) + 2
+            spelled_line, normalised_line = np.zeros(n, bool), np.zeros(n, bool)
+            spelled_line[differ] = ~raw_tok & (_spaces_per_line(raw_c, space) == 0)
+            normalised_line[differ] = raw_piece
+    # a key per character that orders the block: a sentence's offsets plus its index times a stride longer than
+    # any sentence (its tokens; its raw text where it is located one by one)
+    stride = max([len(surface)] + [len(raw[k]) for k in slow]) + 2
     tok_first = np.zeros(n + 1, np.int64)
     np.cumsum(trees.token_sizes, out=tok_first[1:])
     piece_first = np.zeros(n + 1, np.int64)
@@ -286,6 +303,14 @@ def align_block_pieces(trees: TreeArrays, raw_lines: List[str], piece_lines: Lis
                             piece_end + offset_p)
 
 
+def _take_lines(c: np.ndarray, ends: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """The code points of lines ``lines`` (ascending) of a text ``c`` whose line ends are at ``ends``, each with
+    its line end, in a row."""
+    size = np.diff(ends, prepend=-1)[lines]
+    start = ends[lines] - size + 1
+    return c[np.repeat(start - (np.cumsum(size) - size), size) + np.arange(int(size.sum()))]
+
+
 def _text(lines) -> str:
     """Lines (with or without their line ends; or a text of whole lines) as one text, a line end after each."""
     if isinstance(lines, str):
@@ -320,12 +345,11 @@ def iter_piece_aligned_blocks(conllu_path: str, raw_path: str, pieces_path: str,
                 sents = list(block.read())
                 trees = _sentence_trees(sents)
             n = len(trees.token_sizes)
-            raw_lines = raw.next_lines(n)
-            piece_lines = pieces.next_lines(n)
-            for path, got in ((raw_path, raw_lines), (pieces_path, piece_lines)):
-                if len(got) < n:
+            (raw_lines, raw_got), (piece_lines, pieces_got) = raw.next_text(n), pieces.next_text(n)
+            for path, got in ((raw_path, raw_got), (pieces_path, pieces_got)):
+                if got < n:
                     raise SyntaxDataError(path, f"line count mismatch: {conllu_path} has more sentences than this "
-                                          f"file has lines ({lineno + len(got)})")
+                                          f"file has lines ({lineno + got})")
             try:
                 out = align_block_pieces(trees, raw_lines, piece_lines, spm)
             except _Failure as f:
