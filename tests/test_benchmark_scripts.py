@@ -106,6 +106,8 @@ def test_the_suite_timer_reads_pytests_counts_and_its_own_ancestry():
     assert time_tests.counts("no summary") == {} and time_tests.pytest_seconds("no summary") is None
     assert {os.getpid(), os.getppid()} <= time_tests.ancestors()
     assert time_tests.cpu()["avx512f"] in (True, False)
+    assert time_tests.steal_percent([10, 0, 5, 80, 0, 0, 0, 5], [20, 0, 10, 155, 0, 0, 0, 15]) == 10.0
+    assert time_tests.steal_percent(None, [1] * 8) is None
 
 
 def test_the_slowest_tests_of_the_development_page_are_a_recorded_full_run():

@@ -5,7 +5,8 @@ Runs the suite once from the checkout it belongs to and appends one record to ``
 the wall seconds (``bash tests/run.sh`` from its start: with building ``.venv`` where ``venv_before`` is false,
 as in a fresh clone's first run), pytest's own seconds (its summary line: the tests alone), pytest's counts
 (passed, skipped, failed, ...), the CPU (model name, AVX-512 or not, cores),
-the commit, whether the shared data was there (``$FAIRSEQ_SYNTAX_SHARED``, else ``../shared``, as the tests read
+the commit, the share of the CPU time a virtual machine's host took for others during the run (steal, from
+/proc/stat), whether the shared data was there (``$FAIRSEQ_SYNTAX_SHARED``, else ``../shared``, as the tests read
 it; the tests that need it skip without it), the load average before the run, and the processes stopped for it.
 docs/results.md's and docs/development.md's suite times are records of this file
 (``examples/benchmark/test_suite_times.json``).
@@ -84,6 +85,25 @@ def cpu() -> dict:
     return {"cores": m["cores"], "model": m["cpu"], "avx512f": m["avx512"]}
 
 
+def cpu_times():
+    """The machine's CPU time counters (/proc/stat's first line: user, nice, system, idle, iowait, irq, softirq,
+    steal, ...), or None where there is none."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            return [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+
+
+def steal_percent(before, after):
+    """The share of the CPU time between two :func:`cpu_times` readings that the host gave to others (a virtual
+    machine's steal time, in %; the same suite takes longer the more is stolen), or None."""
+    if not before or not after:
+        return None
+    spent = [b - a for a, b in zip(before, after)]
+    return round(100.0 * spent[7] / sum(spent), 1) if sum(spent) > 0 else None
+
+
 def ancestors() -> set:
     """This process and its parents (a shell whose command line names the pattern is not to be stopped)."""
     pids, pid = set(), os.getpid()
@@ -137,11 +157,12 @@ def main(argv=None):
             except (ProcessLookupError, PermissionError):
                 pass
         record["paused"]["processes"] = len(stopped)
-        start = time.time()
+        start, counters = time.time(), cpu_times()
         run = subprocess.run(["bash", os.path.join(ROOT, "tests", "run.sh"), *TIERS[args.tier],
                               f"--durations={args.durations}"], cwd=ROOT,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         record["wall_seconds"] = round(time.time() - start, 1)
+        record["steal_percent"] = steal_percent(counters, cpu_times())
     finally:
         for pid in stopped:
             try:
