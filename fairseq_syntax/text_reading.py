@@ -15,7 +15,7 @@ The rules, the same for raw text, tokenised or BPE'd text, CoNLL-U, hypotheses a
 """
 import io
 import os
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 from fairseq_syntax.errors import SyntaxDataError
 
@@ -131,7 +131,7 @@ class TextFile(io.TextIOBase):
         self.lineno += 1
         return line if self._open_end and self._next == len(self._lines) else line + "\n"
 
-    def next_text(self, n: int):
+    def next_text(self, n: int) -> Tuple[str, int]:
         """(the next ``n`` lines as one text, each with its line end but the file's last as it is; how many: fewer
         than ``n`` at the end of the file), joined from the decoded block without a string per line."""
         chunks: List[str] = []

@@ -13,7 +13,7 @@
 # On your own GPU machine, in an environment with fairseq and the plugin (docs/install.md), and no carry folder:
 #   DATA=work/tanaka-ja-en/main/data-bin SRC=ja TGT=en bash examples/gpu/run.sh check
 #   TANAKA=work/tanaka-ja-en bash examples/gpu/run.sh table
-# Variables: OUT (where the JSON, logs and archives go) [$OUT or ./gpu-out]; CARRY [.carry: installed when it
+# Variables: OUT (where the JSON, logs and archives go) [gpu-out/ in the checkout]; CARRY [.carry: installed when it
 # exists]; SITE (where the carry is installed) [/tmp/site]; DATA SRC TGT (check's data-bin, with syntax on both
 # sides) [the carry's Tanaka, ja, en]; TANAKA (table's recipe WORK) [the carry's]; BUDGET (seconds for the
 # step; table keeps to it: give it the job's time limit less a minute for the install) [check 360

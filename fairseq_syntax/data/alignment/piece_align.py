@@ -11,8 +11,8 @@ then works as it does for BPE.
 :func:`iter_piece_aligned_blocks` reads a CoNLL-U file's blocks with their raw text and pieces: where a
 sentence's tokens and pieces spell the same text (whitespace aside), their spans come from their lengths
 alone, for the whole block at once, and its raw text is not looked at; the others are compared with their raw
-text and, but for SentencePiece's one-for-one normalisation, located one by one (:mod:`.piece_spans`). :func:`align_sentence_pieces` does one sentence (decoding raw
-text).
+text and, but for SentencePiece's one-for-one normalisation, located one by one (:mod:`.piece_spans`).
+:func:`align_sentence_pieces` does one sentence (decoding raw text).
 """
 from __future__ import annotations
 
@@ -127,6 +127,11 @@ def _lengths(text: str):
     return lengths, per_line, c
 
 
+def _runs(start: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """The positions start[i], start[i] + 1, ... (size[i] of them) of every i, in a row."""
+    return np.repeat(start - (np.cumsum(size) - size), size) + np.arange(int(size.sum()))
+
+
 def _codes(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
 
@@ -145,7 +150,7 @@ def _lines_differ(a: np.ndarray, b: np.ndarray, ea: np.ndarray = None, eb: np.nd
     same = np.flatnonzero(~differ)
     size = la[same]
     start_a, start_b = (ea - la + 1)[same], (eb - lb + 1)[same]
-    at = np.repeat(start_a - (np.cumsum(size) - size), size) + np.arange(int(size.sum()))
+    at = _runs(start_a, size)
     unequal = a[at] != b[at + np.repeat(start_b - start_a, size)]
     differ[same[np.unique(np.repeat(np.arange(len(same)), size)[unequal])]] = True
     return differ
@@ -163,7 +168,7 @@ def _replaced_one_for_one(a: np.ndarray, b: np.ndarray, lines: np.ndarray, spm) 
     if not len(lines):
         return out
     size = la[lines]
-    at = np.repeat(ea[lines] - la[lines] + 1 - (np.cumsum(size) - size), size) + np.arange(int(size.sum()))
+    at = _runs(ea[lines] - la[lines] + 1, size)
     ca, cb = a[at], b[at + np.repeat(eb[lines] - ea[lines], size)]
     differ = ca != cb
     chars, which = np.unique(ca[differ], return_inverse=True)
@@ -277,7 +282,7 @@ def align_block_pieces(trees: TreeArrays, raw_lines: Union[str, List[str]], piec
         ok = np.asarray(group, np.int64)[spells]
         sizes = piece_sizes[ok]
         if int(sizes.sum()) == len(starts):  # (else each is placed, and its error named, one by one below)
-            at = np.repeat(piece_first[ok] - (np.cumsum(sizes) - sizes), sizes) + np.arange(len(starts))
+            at = _runs(piece_first[ok], sizes)
             piece_start[at], piece_end[at] = starts, ends
             done = set(ok.tolist())
     for k, spelled_k in zip(slow, spelled):
@@ -308,7 +313,7 @@ def _take_lines(c: np.ndarray, ends: np.ndarray, lines: np.ndarray) -> np.ndarra
     its line end, in a row."""
     size = np.diff(ends, prepend=-1)[lines]
     start = ends[lines] - size + 1
-    return c[np.repeat(start - (np.cumsum(size) - size), size) + np.arange(int(size.sum()))]
+    return c[_runs(start, size)]
 
 
 def _text(lines) -> str:
