@@ -17,8 +17,9 @@ def build_help_parser():
 
     p = argparse.ArgumentParser(
         prog="fairseq-syntax-options",
-        description="Options added by the fairseq-syntax plugin (use them with fairseq-train / fairseq-generate "
-        "--user-dir fairseq_syntax). The options it inherits from fairseq's translation task "
+        description="Options added by the fairseq-syntax plugin (use them with fairseq-syntax-train / "
+        "fairseq-syntax-generate, which load the plugin from anywhere; fairseq's own commands need --user-dir with "
+        "the plugin's folder: docs/install.md). The options it inherits from fairseq's translation task "
         "(--source-lang, --left-pad-source, ...) are described in fairseq's documentation.",
         add_help=False,
     )
