@@ -615,6 +615,25 @@ def test_a_failed_multitask_step_stops_prepare(tmp_path, monkeypatch):
         stage_variant(r, "ch")
 
 
+def test_a_relative_work_folder_stages_inputs_that_resolve(tmp_path, monkeypatch):
+    """WORK given relative to the current folder (WORK=work/tanaka-ja-en): the variant's staged inputs are links
+    that resolve to WORK/text (before: links relative to the staging folder, which prepare.py could not open)."""
+    from runner.prepare_step import stage_variant
+
+    monkeypatch.chdir(tmp_path)
+    r = loaded("tanaka-ja-en", WORK=os.path.join("work", "tanaka-ja-en"))
+    assert os.path.isabs(r.work) and r.work == str(tmp_path / "work" / "tanaka-ja-en")
+    text = tmp_path / "work" / "tanaka-ja-en" / "text"
+    text.mkdir(parents=True)
+    for split in ("train", "valid", "test"):
+        (text / f"{split}.ja.conllu").write_text(f"# {split} ja\n", encoding="utf-8")
+        (text / f"{split}.en").write_text(f"{split} en\n", encoding="utf-8")
+    folder = stage_variant(r, "main")
+    assert sorted(os.listdir(folder)) == sorted(f"{s}.{x}" for s in ("train", "valid", "test")
+                                                for x in ("ja.conllu", "en"))
+    assert open(os.path.join(folder, "valid.ja.conllu"), encoding="utf-8").read() == "# valid ja\n"
+
+
 def _seed_functions():
     """tanaka_seeds.sh's functions (this_cpu, cpu_of, restore, restore_all), to be run with a made-up repo."""
     text = open(os.path.join(ROOT, "examples", "recipes", "tanaka_seeds.sh"), encoding="utf-8").read()

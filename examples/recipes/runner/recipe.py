@@ -186,8 +186,10 @@ def load(dataset: str, env: Dict[str, str]) -> Recipe:
 
 def place(recipe: Recipe) -> None:
     """WORK [<repo>/work/NAME] and the folder holding the data (DATA_WORK: DATA_FROM's, next to WORK)."""
-    recipe.work = recipe.var("WORK", os.path.join(ROOT, "work", recipe.name))
+    # absolute: the staged inputs are links into WORK/text, which a relative WORK would leave dangling
+    recipe.work = os.path.abspath(recipe.var("WORK", os.path.join(ROOT, "work", recipe.name)))
     if recipe.data_from:
-        recipe.data_work = recipe.var("DATA_WORK", os.path.join(os.path.dirname(recipe.work), recipe.data_from))
+        recipe.data_work = os.path.abspath(recipe.var("DATA_WORK", os.path.join(os.path.dirname(recipe.work),
+                                                                                recipe.data_from)))
     else:
         recipe.data_work = recipe.work
