@@ -632,6 +632,14 @@ def test_a_relative_work_folder_stages_inputs_that_resolve(tmp_path, monkeypatch
     assert sorted(os.listdir(folder)) == sorted(f"{s}.{x}" for s in ("train", "valid", "test")
                                                 for x in ("ja.conllu", "en"))
     assert open(os.path.join(folder, "valid.ja.conllu"), encoding="utf-8").read() == "# valid ja\n"
+    # a queue started with that WORK names the model's lock it holds relative too: it is still the same lock
+    from runner import run_locks
+
+    held = list(run_locks._HELD)
+    q = loaded("tanaka-ja-en", WORK=os.path.join("work", "tanaka-ja-en"),
+               FAIRSEQ_SYNTAX_MODEL_LOCK=os.path.join("work", "tanaka-ja-en", "locks", "dep_rel.lock"))
+    run_locks.model_lock(q, "dep_rel")
+    assert run_locks._HELD == held and not (tmp_path / "work" / "tanaka-ja-en" / "locks").exists()
 
 
 def _seed_functions():

@@ -47,7 +47,8 @@ def inherited_fds():
 
 def model_lock(recipe: Recipe, model: str, shared: bool = False) -> None:
     lock = os.path.join(recipe.work, "locks", f"{model}.lock")
-    if recipe.var("FAIRSEQ_SYNTAX_MODEL_LOCK") == lock or recipe.dry_run:
+    queued = recipe.var("FAIRSEQ_SYNTAX_MODEL_LOCK")  # as the queue spelled it: WORK may be relative there
+    if (queued and os.path.abspath(queued) == lock) or recipe.dry_run:
         return  # our queue holds it for us; a dry run writes nothing
     hold(recipe, lock, shared, f"{model} is being trained or evaluated by another run; wait for it to end (a second "
          "run would mix its checkpoints or translations with that one's)", model)
