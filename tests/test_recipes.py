@@ -821,8 +821,8 @@ def test_a_queue_waits_for_a_model_another_run_holds_then_skips_it_when_that_run
 
 
 def test_learning_curves_read_every_validation_of_a_training_log(tmp_path):
-    """examples/recipes/learning_curves.py: each validation line's NLL at its update, a resumed run's last value
-    at an update counting; a log without validations is refused."""
+    """examples/recipes/learning_curves.py: each validation line's NLL (and parse loss, where logged) at its
+    update, a resumed run's last value at an update counting; a log without validations is refused."""
     sys.path.insert(0, os.path.join(ROOT, "examples", "recipes"))
     import learning_curves
 
@@ -831,13 +831,15 @@ def test_learning_curves_read_every_validation_of_a_training_log(tmp_path):
     (logs / "a.train.log").write_text(
         "2026 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 8.1 | nll_loss 7.221 | ppl 149 | "
         "num_updates 50\nnoise\n"
-        "2026 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 7.1 | nll_loss 6.5 | ppl 90 | "
-        "num_updates 100\n"
+        "2026 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 7.1 | nll_loss 6.5 | dep_enc_loss 0.776 | "
+        "ppl 90 | num_updates 100\n"
         "2026 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 8.0 | nll_loss 7.0 | ppl 140 | "
         "num_updates 50\n")
     (logs / "b.train.log").write_text("no validations\n")
     out = tmp_path / "c.json"
     assert learning_curves.main(["--work", str(tmp_path), "--models", "a", "--json", str(out)]) == 0
-    assert json.loads(out.read_text())["curves"] == {"a": [[50, 7.0], [100, 6.5]]}
+    got = json.loads(out.read_text())
+    assert got["curves"] == {"a": [[50, 7.0], [100, 6.5]]}
+    assert got["parse_loss"] == {"a": {"dep_enc_loss": [[100, 0.776]]}}
     with pytest.raises(SystemExit, match="no validation line"):
         learning_curves.main(["--work", str(tmp_path), "--models", "b", "--json", str(out)])

@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Learning curves from a recipe's training logs: each model's validation NLL (``nll_loss``) at every validation
 of ``WORK/logs/MODEL.train.log`` (fairseq's simple log: ``valid on 'valid' subset | ... | nll_loss X | ... |
-num_updates N``), as JSON and a chart (one line per model).
+num_updates N``), as JSON and a chart (one line per model); for models with a parse head also its validation
+parse loss (``dep_enc_loss`` / ``dep_dec_loss``, bits per supervised token) under ``parse_loss``.
 
     python examples/recipes/learning_curves.py --work work/tanaka-ja-en \\
         --models transformer_curve dbsa_enc_curve dbsa_enc_l0_curve dbsa_enc_scaled_curve \\
@@ -18,16 +19,22 @@ import re
 import sys
 
 VALID = re.compile(r"valid on 'valid' subset \|.*?\| nll_loss ([0-9.]+) \|.*?\| num_updates (\d+)")
+PARSE = re.compile(r"\| (dep_(?:enc|dec)_loss) ([0-9.]+) ")
 
 
-def curve(path):
-    """[[updates, validation NLL], ...] of one training log, in update order."""
-    points = {}
+def curve(path, parse=None):
+    """[[updates, validation NLL], ...] of one training log, in update order; ``parse``, when given, gets
+    {"dep_enc_loss": [[updates, bits], ...], ...} of the parse losses the validations log."""
+    points, losses = {}, {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             m = VALID.search(line)
             if m:
                 points[int(m.group(2))] = float(m.group(1))
+                for name, value in PARSE.findall(line):
+                    losses.setdefault(name, {})[int(m.group(2))] = float(value)
+    if parse is not None:
+        parse.update({name: [[u, v[u]] for u in sorted(v)] for name, v in losses.items()})
     return [[u, points[u]] for u in sorted(points)]
 
 
@@ -50,17 +57,21 @@ def main(argv=None):
     p.add_argument("--json", required=True, help="write the curves here")
     p.add_argument("--plot", default=None, help="and the chart here (PNG)")
     args = p.parse_args(argv)
-    curves = {}
+    curves, parse_loss = {}, {}
     for m in args.models:
         path = os.path.join(args.work, "logs", f"{m}.train.log")
         if not os.path.isfile(path):
             raise SystemExit(f"error: {path}: no training log of {m} (train it first)")
-        curves[m] = curve(path)
+        parse = {}
+        curves[m] = curve(path, parse)
+        if parse:
+            parse_loss[m] = parse
         if not curves[m]:
             raise SystemExit(f"error: {path}: no validation line (train with --validate-interval-updates N)")
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w", encoding="utf-8") as f:
-        json.dump({"metric": "validation nll_loss", "machine": cpu(), "curves": curves}, f, indent=1)
+        json.dump({"metric": "validation nll_loss", "machine": cpu(), "curves": curves,
+                   "parse_loss": parse_loss}, f, indent=1)
         f.write("\n")
     if args.plot:
         import matplotlib
