@@ -22,9 +22,9 @@ VALID = re.compile(r"valid on 'valid' subset \|.*?\| nll_loss ([0-9.]+) \|.*?\| 
 PARSE = re.compile(r"\| (dep_(?:enc|dec)_loss) ([0-9.]+) ")
 
 
-def curve(path, parse=None):
-    """[[updates, validation NLL], ...] of one training log, in update order; ``parse``, when given, gets
-    {"dep_enc_loss": [[updates, bits], ...], ...} of the parse losses the validations log."""
+def curve(path):
+    """Of one training log, in update order: [[updates, validation NLL], ...], and {"dep_enc_loss": [[updates,
+    bits], ...], ...} of the parse losses its validations log (empty without a parse head)."""
     points, losses = {}, {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -33,9 +33,11 @@ def curve(path, parse=None):
                 points[int(m.group(2))] = float(m.group(1))
                 for name, value in PARSE.findall(line):
                     losses.setdefault(name, {})[int(m.group(2))] = float(value)
-    if parse is not None:
-        parse.update({name: [[u, v[u]] for u in sorted(v)] for name, v in losses.items()})
-    return [[u, points[u]] for u in sorted(points)]
+    return _ordered(points), {name: _ordered(v) for name, v in losses.items()}
+
+
+def _ordered(values):
+    return [[u, values[u]] for u in sorted(values)]
 
 
 def cpu():
@@ -62,8 +64,7 @@ def main(argv=None):
         path = os.path.join(args.work, "logs", f"{m}.train.log")
         if not os.path.isfile(path):
             raise SystemExit(f"error: {path}: no training log of {m} (train it first)")
-        parse = {}
-        curves[m] = curve(path, parse)
+        curves[m], parse = curve(path)
         if parse:
             parse_loss[m] = parse
         if not curves[m]:
