@@ -246,15 +246,35 @@ def test_lines_replaced_one_for_one_by_the_models_normalisation():
     keep the offsets of their lengths; any other difference, or a line not asked about, is not one."""
     from fairseq_syntax.data.alignment.piece_align import _codes, _replaced_one_for_one
 
-    class Nfkc:
+    class Nfkc:  # as a SentencePiece model normalises: NFKC, a text (or each of a list) with its dummy prefix
         def Normalize(self, text):
-            return unicodedata.normalize("NFKC", text)
+            if isinstance(text, list):
+                return [self.Normalize(x) for x in text]
+            return "▁" + unicodedata.normalize("NFKC", text)
 
     a = ["猫１２匹", "犬ＡＢ", "ｶﾞｷﾞ", "猫１匹", "abc", "猫１２匹"]
     b = ["猫12匹", "犬AX", "ガギ", "猫1匹", "abc", "猫12匹"]
     got = _replaced_one_for_one(_codes("".join(x + "\n" for x in a)), _codes("".join(x + "\n" for x in b)),
                                 np.array([0, 1, 2, 3, 4]), Nfkc())
     assert got.tolist() == [True, False, False, True, True, False]
+
+
+def test_a_real_models_dummy_prefix_does_not_hide_a_one_for_one_replacement(tmp_path):
+    """A SentencePiece model's Normalize puts ``▁`` before a text ("１" -> "▁1"): a full-width digit is still
+    one character replaced by one, so its sentence keeps the offsets of its lengths (not located one by one)."""
+    import sentencepiece as spm
+
+    from fairseq_syntax.data.alignment.piece_align import _codes, _replaced_one_for_one
+
+    raws = ["猫が１２匹いる。", "犬がＡＢと言う。", "私は学生です。"] * 20
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(raws), model_prefix=str(tmp_path / "m"), vocab_size=40,
+                                   hard_vocab_limit=False, num_threads=1, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    assert sp.Normalize("１") == "▁1"
+    pieces = ["".join(sp.encode(r, out_type=str)).replace("▁", "") for r in raws[:3]]
+    assert pieces[:2] == ["猫が12匹いる。", "犬がABと言う。"]
+    text = [_codes("".join(x + "\n" for x in lines)) for lines in (raws[:3], pieces)]
+    assert _replaced_one_for_one(*text, np.array([0, 1, 2]), sp).tolist() == [True, True, True]
 
 
 def test_a_block_of_sentences_the_model_normalised_is_placed_at_once_as_by_the_models_offsets(tmp_path):

@@ -172,7 +172,7 @@ def _replaced_one_for_one(a: np.ndarray, b: np.ndarray, lines: np.ndarray, spm) 
     ca, cb = a[at], b[at + np.repeat(eb[lines] - ea[lines], size)]
     differ = ca != cb
     chars, which = np.unique(ca[differ], return_inverse=True)
-    normalised = np.array([_one_character(spm.Normalize(chr(c))) for c in chars.tolist()], np.int64)
+    normalised = _normalised_characters(chars.tolist(), spm)
     wrong = normalised[which] != cb[differ]
     ok = np.ones(len(lines), bool)
     ok[np.repeat(np.arange(len(lines)), size)[differ][wrong]] = False
@@ -180,8 +180,13 @@ def _replaced_one_for_one(a: np.ndarray, b: np.ndarray, lines: np.ndarray, spm) 
     return out
 
 
-def _one_character(text: str) -> int:
-    return ord(text) if len(text) == 1 else -1
+def _normalised_characters(chars: List[int], spm) -> np.ndarray:
+    """The one character the model ``spm`` normalises each of ``chars`` to (-1 where it is not one): each after a
+    letter, in one call, so that the ``▁`` a model adds at a text's start (its dummy prefix) is not counted."""
+    prefix = spm.Normalize("a")
+    out = spm.Normalize(["a" + chr(c) for c in chars]) if chars else []
+    return np.array([ord(t[-1]) if len(t) == len(prefix) + 1 and t.startswith(prefix) else -1 for t in out],
+                    np.int64)
 
 
 def _spaces_per_line(c: np.ndarray, space: np.ndarray) -> np.ndarray:
