@@ -21,7 +21,7 @@ import tanaka_base  # noqa: E402
 def _run_sh(step, out, **variables):
     """run.sh STEP on the CPU; its fairseq commands start through the test worker's fork server (tests/
     forkserver.py)."""
-    env = [f"{k}={v}" for k, v in {**forkserver.environment(), "OUT": out, "DEVICE": "cpu", **variables}.items()]
+    env = [f"{k}={v}" for k, v in {**forkserver.environment(), "RESULTS": out, "DEVICE": "cpu", **variables}.items()]
     return run(["env", *env, "bash", os.path.join(ROOT, "examples", "gpu", "run.sh"), step])
 
 
@@ -108,7 +108,7 @@ def test_tanaka_base_table_dry_run_on_the_cpu(tanaka_sample, tmp_path):
     assert summary["scored"] == ["transformer", "dbsa_enc"]
     assert summary["decode_args"] == "--max-len-a 1.5 --max-len-b 10"
     assert summary["environment"]["device"] == "cpu" and summary["environment"]["torch"]
-    assert sorted(os.listdir(out)) == ["tanaka_base.json", "tanaka_base.tar.gz"]  # OUT holds two files, nothing deeper
+    assert sorted(os.listdir(out)) == ["tanaka_base.json", "tanaka_base.tar.gz"]  # RESULTS holds two files, nothing deeper
     assert "'max_len_a': 1.5" in open(os.path.join(tmp_path / "base", "eval", "dbsa_enc", "generate.log")).read()
     with tarfile.open(os.path.join(out, "tanaka_base.tar.gz")) as tar:
         names = tar.getnames()
@@ -308,8 +308,8 @@ def test_the_staged_gpu_job_dry_run_on_the_cpu(tanaka_sample, tmp_path):
     """The command stage.sh prints, run as it is on the CPU (DEVICE=cpu, the recipe's offline sample as TANAKA,
     UPDATES=2, TMPDIR for the work, TIMING_EXTRA for a small timing step: the variables run.sh declares): the
     timing runner writes its JSON, then the eight runs of the stall matrix train side
-    by side with their own options, the JSON parses every log, and OUT holds at most 8
-    files, none deeper than OUT/a/b/file."""
+    by side with their own options, the JSON parses every log, and RESULTS holds at most 8
+    files, none deeper than RESULTS/a/b/file."""
     import tarfile
 
     call = _staged_job()
@@ -320,7 +320,7 @@ def test_the_staged_gpu_job_dry_run_on_the_cpu(tanaka_sample, tmp_path):
     tmp.mkdir()
     timing = ("--models transformer,transformer_dbsa_enc --blocks tanaka:256 --batches 1 --rounds 1 --warmup 1 "
               "--profile-steps 0 --vocab 200")
-    variables = {**forkserver.environment(), "OUT": out, "DEVICE": "cpu", "TANAKA": work, "UPDATES": 2, "TMPDIR": tmp,
+    variables = {**forkserver.environment(), "RESULTS": out, "DEVICE": "cpu", "TANAKA": work, "UPDATES": 2, "TMPDIR": tmp,
                  "TIMING_BUDGET": 60, "TIMING_EXTRA": timing}
     p = run(["env", *[f"{k}={v}" for k, v in variables.items()], "bash", "-c", call["command"]], check=False)
     assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]

@@ -99,7 +99,7 @@ def _syntax_needs(model_cfg):
     return models.build_model(cfg, task).syntax_needs()
 
 
-@pytest.mark.slow  # 52 fairseq option parses through hydra: 17 s
+@pytest.mark.slow  # 52 fairseq option parses through hydra in all, 13 a part
 @pytest.mark.parametrize("part", range(4))
 def test_configs_are_what_the_generator_writes(part):
     """One source of truth: the configs are the preset table's models with their recipes' training settings

@@ -29,7 +29,7 @@ trains --memory-efficient-fp16 and --amp). Every phase has a share of
 ``--budget`` seconds and leaves the rest of its items as "skipped (time)"; the JSON is written after each
 item, so a killed run still says what it measured.
 
-    python3 examples/gpu/device_check.py --data .carry/tanaka/main/data-bin -s ja -t en --out $OUT
+    python3 examples/gpu/device_check.py --data .carry/tanaka/main/data-bin -s ja -t en --out gpu-out
 """
 import argparse
 import copy

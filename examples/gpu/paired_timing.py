@@ -28,7 +28,7 @@ The protocol (its statistics: examples/gpu/timing_analysis.py):
   a model's figure is the largest over the block's batches (on the CPU, where torch keeps no allocator
   statistics, the static state alone).
 
-    python3 examples/gpu/paired_timing.py --out $OUT            # on a GPU: fp16 and bf16, every block
+    python3 examples/gpu/paired_timing.py --out gpu-out            # on a GPU: fp16 and bf16, every block
     python3 examples/gpu/paired_timing.py --device cpu --tiny --dtypes fp32 --out /tmp/pt --rounds 2 ...
 """
 import argparse

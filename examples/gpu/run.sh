@@ -13,7 +13,7 @@
 # On your own GPU machine, in an environment with fairseq and the plugin (docs/install.md), and no carry folder:
 #   DATA=work/tanaka-ja-en/main/data-bin SRC=ja TGT=en bash examples/gpu/run.sh check
 #   TANAKA=work/tanaka-ja-en bash examples/gpu/run.sh table
-# Variables: OUT (where the JSON, logs and archives go) [gpu-out/ in the checkout]; CARRY [.carry: installed when it
+# Variables: RESULTS (where the JSON, logs and archives go) [gpu-out/ in the checkout]; CARRY [.carry: installed when it
 # exists]; SITE (where the carry is installed) [/tmp/site]; DATA SRC TGT (check's data-bin, with syntax on both
 # sides) [the carry's Tanaka, ja, en]; TANAKA (table's recipe WORK) [the carry's]; BUDGET (seconds for the
 # step; table keeps to it: give it the job's time limit less a minute for the install) [check 360
@@ -28,11 +28,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 step=${1:?usage: run.sh check|table|stall}
 started=$(date +%s)
-OUT="${OUT:-$ROOT/gpu-out}"
+RESULTS="${RESULTS:-$ROOT/gpu-out}"
 CARRY="${CARRY:-$ROOT/.carry}"
 SITE="${SITE:-/tmp/site}"
 DEVICE="${DEVICE:-cuda}"
-mkdir -p "$OUT"
+mkdir -p "$RESULTS"
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS="${PYTHONWARNINGS:-ignore}"
 say() { echo "[run.sh $(date +%T)] $*" >&2; }
 
@@ -60,30 +60,30 @@ case $step in
     tiny=(); [ "${TINY:-0}" = 1 ] && tiny=(--tiny)
     say "device_check.py on $DEVICE"
     $python "$ROOT/examples/gpu/device_check.py" --device "$DEVICE" --data "$DATA" -s "$SRC" -t "$TGT" \
-      --out "$OUT" --budget "${BUDGET:-360}" "${tiny[@]}" "${extra[@]}" ;;
+      --out "$RESULTS" --budget "${BUDGET:-360}" "${tiny[@]}" "${extra[@]}" ;;
   table)
     cpu=(); [ "$DEVICE" = cpu ] && cpu=(--cpu --size cpu)
     say "tanaka_base.py on $DEVICE"
-    $python "$ROOT/examples/gpu/tanaka_base.py" --data "${TANAKA:-$CARRY/tanaka}" --out "$OUT" \
+    $python "$ROOT/examples/gpu/tanaka_base.py" --data "${TANAKA:-$CARRY/tanaka}" --out "$RESULTS" \
       --budget "${BUDGET:-400}" "${cpu[@]}" "${extra[@]}" ;;
   stall)
     deadline=$(( started + ${BUDGET:-530} ))
     cpu=(); tiny=(); [ "$DEVICE" = cpu ] && cpu=(--cpu --size cpu) && tiny=(--tiny)
     timing="$ROOT/examples/gpu/paired_timing.py" tlog="${TMPDIR:-/tmp}/paired_timing.log" tbudget=${TIMING_BUDGET:-150}
     read -r -a textra <<< "${TIMING_EXTRA---blocks wmt:8192,wmt:32768 --batches 2}"  # both dtypes in the budget
-    if [ -f "$timing" ]; then  # OUT/paired_timing.json (rewritten after each block) and its log come back
+    if [ -f "$timing" ]; then  # RESULTS/paired_timing.json (rewritten after each block) and its log
       say "paired_timing.py on $DEVICE, at most $tbudget s"
       code=0
-      timeout -k 10 "$tbudget" $python "$timing" --device "$DEVICE" --out "$OUT" --budget $(( tbudget - 20 )) \
+      timeout -k 10 "$tbudget" $python "$timing" --device "$DEVICE" --out "$RESULTS" --budget $(( tbudget - 20 )) \
         "${tiny[@]}" "${textra[@]}" > "$tlog" 2>&1 || code=$?
       [ "$code" = 0 ] || say "paired_timing.py: exit $code (124: killed at $tbudget s); the matrix runs on"
-      tail -c 20000 "$tlog" > "$OUT/paired_timing.log"
+      tail -c 20000 "$tlog" > "$RESULTS/paired_timing.log"
     else
       say "no $timing: the speed and memory step is skipped"
     fi
     left=$(( deadline - $(date +%s) ))
     say "stall_matrix.py on $DEVICE: $left s left of BUDGET ${BUDGET:-530}"
-    $python "$ROOT/examples/gpu/stall_matrix.py" --data "${TANAKA:-$CARRY/tanaka}" --out "$OUT" --budget "$left" \
+    $python "$ROOT/examples/gpu/stall_matrix.py" --data "${TANAKA:-$CARRY/tanaka}" --out "$RESULTS" --budget "$left" \
       --updates "${UPDATES:-600}" "${cpu[@]}" "${extra[@]}" ;;
   *) echo "usage: run.sh check|table|stall" >&2; exit 2 ;;
 esac

@@ -12,19 +12,19 @@
 #
 # Variables: TANAKA_WORK (the recipe's WORK) [work/tanaka-ja-en]; CARRY [.carry]; TANAKA_DIR (the corpus, as
 # examples/tanaka-ja-en/recipe.json's download reads it); PYTHON_VERSION (the GPU machine's Python,
-# build_carry.sh) [3.12]; LIMIT_MIB (what the transfer to the machine takes) [64].
+# build_carry.sh) [3.12]; LIMIT_MIB (the most the job may copy to the machine) [64].
 # The command (examples/gpu/run.sh stall): install the carry (about 30 s), paired_timing.py (at most 150 s),
 # then stall_matrix.py's eight trainings until BUDGET s from the start; BUDGET is a deadline the scripts keep
 # (each writes its JSON as it goes), TIME_LIMIT_S the job's limit above it (about 9.5 minutes). A failure in the
 # first two minutes (the install, a bad option: every training fails within its first 40 s) shows in run.log.
-# What it writes to gpu-out/ in the checkout (OUT=DIR: another folder): run.log, paired_timing.json and its log, stall_matrix.json, stall_matrix_logs.tar.gz.
+# What it writes to gpu-out/ in the checkout (RESULTS=DIR: another folder): run.log, paired_timing.json and its log, stall_matrix.json, stall_matrix_logs.tar.gz.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 BUDGET_S=530
 TIME_LIMIT_S=560
 LIMIT_MIB=${LIMIT_MIB:-64}  # the working tree and the carry, together
-COMMAND="set -o pipefail; out=\"\${OUT:-gpu-out}\"; mkdir -p \"\$out\"; BUDGET=$BUDGET_S OUT=\"\$out\" bash examples/gpu/run.sh stall 2>&1 | tee \"\$out/run.log\""
+COMMAND="set -o pipefail; out=\"\${RESULTS:-gpu-out}\"; mkdir -p \"\$out\"; BUDGET=$BUDGET_S RESULTS=\"\$out\" bash examples/gpu/run.sh stall 2>&1 | tee \"\$out/run.log\""
 say() { echo "[stage $(date +%T)] $*" >&2; }
 die() { echo "[stage] error: $*" >&2; exit 1; }
 
@@ -34,7 +34,7 @@ import json, sys
 command, carry, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
 assert len(command) < 2000 and limit <= 600
 print("The GPU job. Copy the checkout with the folder below to the machine and run the command in the checkout")
-print("with this time limit; its results go to gpu-out/ there (OUT=DIR before it: another folder):")
+print("with this time limit; its results go to gpu-out/ there (RESULTS=DIR before it: another folder):")
 print(f"  command:    {command}")
 print(f"  copy:       {json.dumps([carry])}")
 print(f"  time limit: {limit} s")
@@ -81,7 +81,7 @@ ls "$CARRY"/fairseq*.tar.gz > /dev/null 2>&1 || die "no fairseq source distribut
 carry_bytes=$(du -sb "$CARRY" | cut -f1)
 tree_bytes=$(git ls-files -co --exclude-standard -z | xargs -0 -r stat -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}')
 total_mib=$(( (carry_bytes + tree_bytes + 1048575) / 1048576 ))
-say "carry $(( carry_bytes / 1048576 )) MiB + working tree $(( tree_bytes / 1048576 )) MiB = $total_mib MiB of the $LIMIT_MIB MiB the transfer takes"
+say "carry $(( carry_bytes / 1048576 )) MiB + working tree $(( tree_bytes / 1048576 )) MiB = $total_mib MiB of the $LIMIT_MIB MiB the job may copy"
 [ "$total_mib" -le $(( LIMIT_MIB - 2 )) ] || die "$total_mib MiB would travel: over the $LIMIT_MIB MiB limit (less 2 MiB for what is written meanwhile)"
 say "staged in $(( $(date +%s) - started )) s"
 carry_path=.carry

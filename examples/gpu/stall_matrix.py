@@ -11,14 +11,14 @@ schedule (``--max-update 600 --warmup-updates 150``, the peak learning rate 7e-4
 WORK (checkpoints, locks) over the one data-bin; nothing is saved (``--no-save``); fairseq validates once, at
 the last update.
 
-    python3 examples/gpu/stall_matrix.py --data .carry/tanaka --out $OUT --budget 300
+    python3 examples/gpu/stall_matrix.py --data .carry/tanaka --out gpu-out --budget 300
 
-OUT/stall_matrix.json holds the setting, the machine and commit, and per run its exit, seconds and a summary of
+RESULTS/stall_matrix.json holds the setting, the machine and commit, and per run its exit, seconds and a summary of
 its log (``summarise``): the training NLL at updates 125, 300 and 600, the logged rows (update, NLL, loss
 scale, gradient norm, learning rate), the overflows with the parameters fairseq named, the validation NLL. It
-is rewritten every ``--every`` seconds while the runs train, so a command killed at the device's limit still
-hands back what they logged. The logs are written outside OUT and packed at the end into
-OUT/stall_matrix_logs.tar.gz: two files come back, whatever the number of runs. ``--budget`` is a deadline:
+is rewritten every ``--every`` seconds while the runs train, so a job killed at its time limit still
+leaves what they logged. The logs are written outside RESULTS and packed at the end into
+RESULTS/stall_matrix_logs.tar.gz: two files, whatever the number of runs. ``--budget`` is a deadline:
 each training also stops at fairseq's ``--stop-time-hours`` and is killed past it.
 """
 import argparse

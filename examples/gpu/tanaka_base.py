@@ -11,16 +11,16 @@ step at 8,192 tokens, added up, times 1.4; that asked for 2.6 times the pace mea
 ``--updates``. ``--precision`` trains in fp16 (the default), amp or fp32. Warm-up is a quarter of the updates (the recipe's base setting warms up over
 4,000 of 20,000). Each model is validated and saved once, at the end (its last checkpoint is the one scored).
 
-    python3 examples/gpu/tanaka_base.py --data .carry/tanaka --out $OUT --budget 400
+    python3 examples/gpu/tanaka_base.py --data .carry/tanaka --out gpu-out --budget 400
 
 The budget is a deadline, not an estimate: each training also stops at fairseq's ``--stop-time-hours`` (the
 seconds left for training; it validates and saves as at its last update) and is killed past it; each
 evaluation is killed at the time left before collecting. Decoding caps its length (``--max-len-a 1.5
---max-len-b 10``: an undertrained model would loop to 200 tokens at beam 4). OUT/tanaka_base.json is written
+--max-len-b 10``: an undertrained model would loop to 200 tokens at beam 4). RESULTS/tanaka_base.json is written
 after every phase (the setting, the machine and commit, each model's updates, times and exit), the logs go
-to WORK/logs and each scored model's JSON and translations to WORK/results, and OUT/tanaka_base.tar.gz packs
-both after each phase: OUT holds two files (a device returns 8 files a command, none deeper than OUT/a/b/file),
-and a command killed at the device's limit still hands back what it did.
+to WORK/logs and each scored model's JSON and translations to WORK/results, and RESULTS/tanaka_base.tar.gz packs
+both after each phase: RESULTS holds two files, so a job's output folder stays small,
+and a job killed at its time limit still leaves what it did.
 """
 import argparse
 import json
@@ -172,7 +172,7 @@ def main(argv=None):
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(args.data, work)
     os.makedirs(args.out, exist_ok=True)
-    logs = os.path.join(work, "logs")  # outside OUT: packed into its archive after each phase
+    logs = os.path.join(work, "logs")  # outside RESULTS: packed into its archive after each phase
     os.makedirs(logs, exist_ok=True)
     folder = os.path.join(work, "results")
 
