@@ -425,6 +425,35 @@ def test_a_row_trained_on_other_text_than_its_baseline_is_refused(tmp_path):
     assert results_table.baseline_data(work, "base") == ({}, None)
 
 
+def test_a_row_of_controlled_trees_records_the_control_and_its_uas(tmp_path):
+    """A model trained on --tree-control trees: its row's "data" keeps the control as its data-bin's
+    preparation.json gives it (kind, seed, each split's UAS against the parser), the checkpoint's own record
+    saying which control it trained on; a data-bin prepared again with another control since is refused, and
+    a model of the parser's trees records none."""
+    import torch
+
+    from fairseq_syntax.preparation.trained_on import SAVED_TREE_CONTROL
+    from fairseq_syntax.tasks.syntax_translation import SAVED_DICTIONARIES
+
+    entry = {"kind": "noise:0.3", "seed": 1, "uas": {"train": {"ja": 73.3}}}
+    bin_dir = tmp_path / "noise03" / "data-bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "preparation.json").write_text(json.dumps({"tree_control": entry}))
+
+    def data(model, saved):
+        d = tmp_path / "checkpoints" / model
+        d.mkdir(parents=True)
+        torch.save({"cfg": {"task": {"data": str(bin_dir)}},
+                    "task_state": {SAVED_DICTIONARIES: {"dict.ja.txt": "d1"}, SAVED_TREE_CONTROL: saved}},
+                   d / "checkpoint_best.pt")
+        return results_table.trained_data(str(d / "checkpoint_best.pt"))
+
+    assert data("noise03", "noise:0.3, seed 1")["tree_control"] == entry
+    assert "tree_control" not in data("parsed", "none")
+    with pytest.raises(SystemExit, match=r"trained on --tree-control random, seed 1, the data-bin holds noise:0.3"):
+        data("random", "random, seed 1")
+
+
 def test_a_training_resumed_on_a_data_bin_prepared_again_otherwise_is_refused(tmp_path):
     """train.sh's trained_on: a model's first start records its data-bin's token dictionaries and BPE codes
     (WORK/checkpoints/MODEL/trained_on.txt); a resumed training whose data-bin holds other ones (prepared again

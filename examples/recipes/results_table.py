@@ -74,6 +74,7 @@ def trained_data(checkpoint):
     """What a checkpoint recorded of the text it was trained on, when it was trained (the task state's digests,
     fairseq_syntax.tasks.syntax_translation): {"variant": its data-bin's folder (the recipes'
     WORK/VARIANT/data-bin, from cfg.task.data), "dictionaries": {dict.LANG.txt: digest of its symbols},
+    "tree_control": its data-bin's tree control (tree_control) where it has one,
     "bpe_codes": {LANG: SHA-256 of the codes}, "files": {data-bin file: SHA-256} (the recipe's trained_on.txt
     beside it, written at the training's first start, for any task)}; the parses' label dictionaries are left
     out. {} without a checkpoint or for one that records none of these."""
@@ -84,6 +85,7 @@ def trained_data(checkpoint):
 
 @functools.lru_cache(maxsize=None)
 def _trained_data(checkpoint):
+    from fairseq_syntax.preparation.trained_on import SAVED_TREE_CONTROL
     from fairseq_syntax.tasks.syntax_translation import SAVED_BPE_CODES, SAVED_DICTIONARIES
 
     ck = load_checkpoint(checkpoint)
@@ -101,10 +103,26 @@ def _trained_data(checkpoint):
         return ()
     data = str(((ck.get("cfg") or {}).get("task") or {}).get("data") or "").split(":")[0]
     out = {"variant": os.path.basename(os.path.dirname(os.path.normpath(data))) if data else None}
-    for key, value in (("dictionaries", dictionaries), ("bpe_codes", codes), ("files", files)):
+    for key, value in (("dictionaries", dictionaries), ("bpe_codes", codes), ("files", files),
+                       ("tree_control", tree_control(data, state.get(SAVED_TREE_CONTROL)))):
         if value:
             out[key] = value
     return tuple(out.items())
+
+
+def tree_control(data_bin, saved):
+    """The tree control a checkpoint was trained with (``saved``, its task state's "KIND, seed N"), as its
+    data-bin's preparation.json gives it: kind, seed and each split's UAS against the parser's trees
+    (docs/data.md#tree-controls); None for a model of the parser's trees. A data-bin prepared again with another
+    control since is an error."""
+    if not saved or saved == "none":
+        return None
+    path = os.path.join(data_bin, "preparation.json")
+    entry = json.load(open(path, encoding="utf-8")).get("tree_control") if os.path.exists(path) else None
+    if not entry or f"{entry['kind']}, seed {entry['seed']}" != saved:
+        raise SystemExit(f"error: {path}: the checkpoint was trained on --tree-control {saved}, the data-bin "
+                         f"holds {entry and entry['kind'] or 'the parser trees'}: prepared again since")
+    return entry
 
 
 def scored_checkpoint(work, model):
