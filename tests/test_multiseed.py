@@ -39,7 +39,14 @@ def test_the_multiseed_json_is_the_committed_runs_and_the_docs_show_it(dataset):
                 assert m["difference"] == pytest.approx(m["mean"] - m["baseline_mean"], abs=1e-9)
     docs = open(os.path.join(ROOT, "docs", "recipes.md"), encoding="utf-8").read()
     marker = multiseed_table.MARKER.format(dataset=dataset)
-    assert marker + "\n" + multiseed_table.markdown(result) + "\n" in docs
+    assert marker + "\n" + multiseed_table.markdown(multiseed_table.dataset_table(result)) + "\n" in docs
+    pages = docs + open(os.path.join(ROOT, "docs", "results.md"), encoding="utf-8").read()
+    for name, (of, rows) in multiseed_table.VIEWS.items():  # each view's rows, in the view's order, on its page
+        if of == dataset:
+            shown = multiseed_table.view(name, [result])
+            assert [(r["model"], r["baseline"]) for r in shown["rows"]] == [r for r in rows if r in {
+                (x["model"], x["baseline"]) for x in result["rows"]}]
+            assert multiseed_table.MARKER.format(dataset=name) + "\n" + multiseed_table.markdown(shown) + "\n" in pages
 
 
 @pytest.mark.slow  # one row's bootstrap on 500 sentences: a few seconds
@@ -113,3 +120,31 @@ def test_runs_trained_on_other_text_are_not_pooled_or_compared(tmp_path, monkeyp
     (results / "amd-epyc" / "rel_seed4.json").write_text(json.dumps({"data": data("main", "c")}))
     with pytest.raises(SystemExit, match="runs of rel trained on other text"):
         multiseed_table.check_one_text("tanaka-ja-en", ["rel"])
+
+
+def test_the_tree_control_curve_is_what_the_committed_results_give(tmp_path, monkeypatch):
+    """examples/recipes/tree_control_curve.py: the committed curve JSON is today's reading of multiseed.json and
+    of the control runs' tree records (each point's UAS is its runs' data.tree_control); runs of one model on
+    two sets of trees are refused."""
+    import shutil
+
+    import tree_control_curve
+
+    dataset = "tanaka-ja-en"
+    path = os.path.join(ROOT, "examples", dataset, "results", "controls", "tree_controls.json")
+    result = tree_control_curve.curve(dataset)
+    assert json.load(open(path, encoding="utf-8")) == result
+    kinds = {p["kind"]: p for p in result["points"]}
+    assert kinds["parser"]["uas"] == 100.0 and {"random", "right-chain", "noise:0.3"} <= set(kinds)
+    assert [p["uas"] for p in result["points"]] == sorted(p["uas"] for p in result["points"])
+    results = tmp_path / "examples" / dataset / "results"
+    for cpu in ("a", "b"):
+        (results / cpu).mkdir(parents=True)
+    src = os.path.join(ROOT, "examples", dataset, "results", "intel-xeon", "dep_rel_random.json")
+    shutil.copy(src, results / "a" / "dep_rel_random.json")
+    other = json.load(open(src, encoding="utf-8"))
+    other["data"]["tree_control"]["seed"] = 2
+    (results / "b" / "dep_rel_random_seed2.json").write_text(json.dumps(other))
+    monkeypatch.setattr(tree_control_curve, "ROOT", str(tmp_path))
+    with pytest.raises(SystemExit, match="one control, one set of trees"):
+        tree_control_curve.control_uas(dataset, "dep_rel_random")

@@ -61,7 +61,7 @@ def slowest(output: str) -> list:
 
 
 def slowest_markdown(record: dict) -> str:
-    """docs/development.md's table of a record's slowest tests."""
+    """A record's slowest test phases as a Markdown table (printed after a run)."""
     lines = ["| test | phase | s |", "| --- | --- | --- |"]
     for seconds, phase, test in record["slowest"]:
         lines.append(f"| `{test.removeprefix('tests/')}` | {phase} | {seconds:.1f} |")
@@ -184,6 +184,8 @@ def main(argv=None):
         f.write("\n")
     os.replace(args.json + ".tmp", args.json)
     print(f"{args.tier}: {record['wall_seconds']} s, {record['counts']}, exit {run.returncode} -> {args.json}")
+    if record.get("slowest"):
+        print(slowest_markdown(record))
     return run.returncode
 
 

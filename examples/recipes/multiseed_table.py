@@ -52,6 +52,9 @@ VIEWS = {
                                                     ("transformer_spm", "transformer"), ("dep_rel_spm", "dep_rel")]),
     "tanaka-ja-en fine-tuning": ("tanaka-ja-en", [("transformer_ft", None), ("dep_rel_ft", "transformer_ft"),
                                                   ("dep_rel_u3000", "transformer_ft"), ("dep_rel_u3000", "dep_rel_ft")]),
+    "tanaka-ja-en tree controls": ("tanaka-ja-en", [("dep_rel", "rel")] + [
+        (f"dep_rel_{control}", base) for control in ("random", "right_chain", "noise05", "noise03", "noise015")
+        for base in ("rel", "dep_rel")]),
 }
 
 
@@ -102,6 +105,7 @@ def table(dataset, corpus, n_samples=1000):
     from fairseq_syntax.evaluation.replicates import compare, summarize
 
     rows_spec, tokenize = DATASETS[dataset]
+    rows_spec = rows_spec + [row for d, rows in VIEWS.values() if d == dataset for row in rows if row not in rows_spec]
     refs = references(dataset, corpus)
     rows = []
     for model, base in rows_spec:
@@ -169,9 +173,16 @@ def view(name, results):
     return {**result, "rows": [by[key] for key in rows if key in by]}
 
 
+def dataset_table(result):
+    """A dataset's result with its :data:`DATASETS` rows alone (a row only a view names is in the JSON and in
+    its view)."""
+    rows = DATASETS[result["dataset"]][0]
+    return {**result, "rows": [r for r in result["rows"] if (r["model"], r["baseline"]) in rows]}
+
+
 def tables(results):
     """(marker, Markdown) of every dataset's table and of every view of them."""
-    out = [(MARKER.format(dataset=r["dataset"]), markdown(r)) for r in results]
+    out = [(MARKER.format(dataset=r["dataset"]), markdown(dataset_table(r))) for r in results]
     have = {r["dataset"] for r in results}
     return out + [(MARKER.format(dataset=name), markdown(view(name, results))) for name, (dataset, _) in
                   VIEWS.items() if dataset in have]
