@@ -148,3 +148,31 @@ def test_the_tree_control_curve_is_what_the_committed_results_give(tmp_path, mon
     monkeypatch.setattr(tree_control_curve, "ROOT", str(tmp_path))
     with pytest.raises(SystemExit, match="one control, one set of trees"):
         tree_control_curve.control_uas(dataset, "dep_rel_random")
+
+
+def test_the_tree_control_reading_quotes_the_committed_rows():
+    """Every signed BLEU difference and every p of the results page's tree-control section (and of the README's
+    sentence on it) is one of the view's rows in the committed multi-seed JSON, or the curve's UAS a point's."""
+    import re
+
+    result = json.load(open(os.path.join(ROOT, "examples", "tanaka-ja-en", "results", "multiseed.json")))
+    _, rows = multiseed_table.VIEWS["tanaka-ja-en tree controls"]
+    shown = [r for r in result["rows"] if (r["model"], r["baseline"]) in rows]
+    diffs = {f"{m['difference']:+.2f}" for r in shown for m in r["metrics"].values()}
+    ps = {f"{m['p_value']:.3f}" for r in shown for m in r["metrics"].values()}
+    means = {f"{m['mean']:.2f}" for r in shown for m in r["metrics"].values()}
+    diffs |= {f"{r['matched']['difference']:+.2f}" for r in shown if r.get("matched")}  # same seed and CPU
+    ps |= {f"{r['matched']['p_value']:.3f}" for r in shown if r.get("matched")}
+    curve = json.load(open(os.path.join(ROOT, "examples", "tanaka-ja-en", "results", "controls", "tree_controls.json")))
+    uas = {f"{p['uas']:.1f}" for p in curve["points"]} | {f"{p['uas']:.2f}" for p in curve["points"]}
+    page = open(os.path.join(ROOT, "docs", "results.md"), encoding="utf-8").read()
+    section = page[page.index("## Is it the tree?"):]
+    section = re.sub(r"```.*?```", "", section[:section.index("Parser-free decoding")], flags=re.S)
+    prose = "\n".join(line for line in section.splitlines() if not line.startswith(("|", "<!--")))
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    prose += "\n" + next(par for par in readme.split("\n\n") if "Is it the tree?" in par)
+    quoted = re.findall(r"[+-]\d+\.\d\d\b", prose)
+    assert quoted and [d for d in quoted if d not in diffs] == []
+    assert [p for p in re.findall(r"\bp (0\.\d{3})", prose) if p not in ps] == []
+    assert [u for u in re.findall(r"UAS (\d+\.\d+)", prose) if u not in uas] == []
+    assert [b for b in re.findall(r"(?<![+\-.\d])(\d\d\.\d\d) BLEU", prose) if b not in means] == []
