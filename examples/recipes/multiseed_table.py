@@ -45,6 +45,8 @@ DATASETS = {
 }
 METRICS = ("bleu", "chrf", "ribes")
 MARKER = "<!-- multi-seed table {dataset} (examples/recipes/multiseed_table.py) -->"
+#: the Tanaka recipe's tree-control variants trained (dep_rel_CONTROL; docs/data.md#tree-controls)
+TREE_CONTROLS = ("random", "right_chain", "noise05", "noise03", "noise015")
 #: a table of some rows of a dataset's, for a page of its own: name -> (dataset, its (model, baseline) rows)
 VIEWS = {
     "tanaka-ja-en sentencepiece": ("tanaka-ja-en", [("transformer", None), ("dep_rel", "transformer"),
@@ -53,11 +55,10 @@ VIEWS = {
     "tanaka-ja-en fine-tuning": ("tanaka-ja-en", [("transformer_ft", None), ("dep_rel_ft", "transformer_ft"),
                                                   ("dep_rel_u3000", "transformer_ft"), ("dep_rel_u3000", "dep_rel_ft")]),
     "tanaka-ja-en tree controls": ("tanaka-ja-en", [("dep_rel", "rel")] + [
-        (f"dep_rel_{control}", "dep_rel") for control in ("random", "right_chain", "noise05", "noise03", "noise015")]),
+        (f"dep_rel_{control}", "dep_rel") for control in TREE_CONTROLS]),
 }
 #: rows of a dataset's JSON that no table shows (tree_control_curve.py reads them)
-JSON_ROWS = {"tanaka-ja-en": [(f"dep_rel_{control}", "rel") for control in
-                              ("random", "right_chain", "noise05", "noise03", "noise015")]}
+JSON_ROWS = {"tanaka-ja-en": [(f"dep_rel_{control}", "rel") for control in TREE_CONTROLS]}
 
 
 def runs(dataset, model):
@@ -108,7 +109,7 @@ def table(dataset, corpus, n_samples=1000):
 
     rows_spec, tokenize = DATASETS[dataset]
     extra = [row for d, rows in VIEWS.values() if d == dataset for row in rows] + JSON_ROWS.get(dataset, [])
-    rows_spec = rows_spec + [row for i, row in enumerate(extra) if row not in rows_spec and row not in extra[:i]]
+    rows_spec = rows_spec + [row for row in dict.fromkeys(extra) if row not in rows_spec]
     refs = references(dataset, corpus)
     rows = []
     for model, base in rows_spec:

@@ -24,13 +24,13 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: the model trained on the parser's trees, the baseline without a tree, the one without relative positions
 MODEL, BASELINE, VANILLA = "dep_rel", "rel", "transformer"
-#: the recipes' control models: dep_rel_CONTROL (examples/DATASET/recipe.json variants)
-CONTROLS = ("random", "right_chain", "left_chain", "noise05", "noise03", "noise015")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from multiseed_table import TREE_CONTROLS as CONTROLS  # noqa: E402  (the control rows its JSON holds)
 
 
 def control_uas(dataset, model):
     """The train split's source-side UAS against the parser of ``model``'s trees (every run's JSON must agree),
-    with its control's kind and seed; (100.0, None, None) for the parser's own trees."""
+    with its control's kind and seed."""
     src = dataset.split("-")[-2]
     seen = set()
     for path in glob.glob(os.path.join(ROOT, "examples", dataset, "results", "*", "*.json")):
