@@ -10,7 +10,7 @@ RECIPES = os.path.join(ROOT, "examples", "recipes")  # the recipes' runner (``ru
 if RECIPES not in sys.path:
     sys.path.insert(1, RECIPES)
 
-#: real treebanks and models shared beside the checkout (absent on other machines)
+#: the folder of real treebanks and models ($FAIRSEQ_SYNTAX_SHARED, else ../shared); tests needing it skip without it
 SHARED = os.environ.get("FAIRSEQ_SYNTAX_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 
 

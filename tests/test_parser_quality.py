@@ -1,9 +1,9 @@
-"""The offline UDPipe 1 models in ../shared/models parse at the quality their README states (skipped when
-../shared or ufal.udpipe is absent).
+"""The UDPipe 1 models of the shared folder (conftest.SHARED, its models/) parse at the quality the README beside
+them states (skipped when they or ufal.udpipe are absent).
 
 Each model parses held-out gold syntactic words through the project's UDPipe backend (pre-tokenised input,
 UDPipe's own tags) and its unlabelled attachment score against the gold trees must sit in a band around the
-figure in ../shared/models/README.md: German, UD German PUD sentences 801-1000 in file order (never seen in
+figure in that models/README.md: German, UD German PUD sentences 801-1000 in file order (never seen in
 training; README: UAS 77.4, 3243/4189 words); English, a slice of UD English EWT test (README: UAS 82.2 on the
 whole test set)."""
 import pytest

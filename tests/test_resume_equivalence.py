@@ -1,7 +1,7 @@
 """A training stopped at an epoch's end and resumed from checkpoint_last.pt ends where the uninterrupted training
-ends: every update's loss the same and the same parameters, bit for bit (one machine, one thread). The
-multi-seed runs of the recipes were stopped and resumed many times (a queue killed with its machine, then run
-again): their figures stand for uninterrupted trainings only if nothing (a dataset's draw, a criterion's or
+ends: every update's loss the same and the same parameters, bit for bit (one machine, one thread). A recipe's
+run may be stopped and resumed many times (a queue killed with its job, then run again): its figures stand
+for an uninterrupted training only if nothing (a dataset's draw, a criterion's or
 model's state, the update count behind --self-parse-train-after, the batches) is lost or drawn again across the
 resume. fairseq seeds each update from --seed and the update count; its batches it draws with --seed + the
 epoch its iterator is made at, so that a resumed run trained on other batches than the uninterrupted one

@@ -11,8 +11,8 @@
   ``--memory-efficient-fp16``; ``--amp``: torch's autocast with fairseq's AMP optimizer), every logged loss term
   finite, then ``fairseq-generate`` on the test split with the same precision; runs side by side, a process each.
   ``--precisions ...,bf16`` adds ``--bf16``, which ``fairseq-syntax-train`` keeps off XLA
-  (:mod:`fairseq_syntax.patches.precision`; fairseq 0.12's own ``--bf16`` implies ``--tpu``, seen on an H100 as
-  ``xm.xla_device()`` on None); not in the default list, the one that ran on the H100;
+  (:mod:`fairseq_syntax.patches.precision`; fairseq 0.12's own ``--bf16`` implies ``--tpu`` and fails on a GPU
+  at ``xm.xla_device()``); not in the default list;
 * ``distributed``: fairseq's distributed training through ``torchrun`` and ``fairseq-syntax-train`` on the one
   GPU: NCCL with one process, and two processes sharing the GPU over gloo (PyTorch's DDP on CUDA tensors);
   DBSA's tiny model, 5 updates, every logged term finite (the dry run: two CPU processes over gloo);
@@ -444,9 +444,9 @@ def _measure(name, data, src, tgt, tiny, device, dtype, token_sizes, steps, warm
     timed = _timer(device)
     row = {"parameters": sum(p.numel() for p in model.parameters())}
     for tokens in token_sizes:
-        # every timed batch once untimed first (--warmup passes): on an H100 the first model timed after 3 untimed
-        # steps took 239 ms a step, and 59 ms when timed again last on the same batches (one cause could be kernel
-        # choices made per new batch shape; not profiled), so each model now meets every shape before its timing
+        # every timed batch once untimed first (--warmup passes): in results/device_check.json the first model timed
+        # after 3 untimed steps took 239 ms a step, and 59 ms when timed again last on the same batches (one cause
+        # could be kernel choices made per new batch shape; not profiled), so each model meets every shape first
         batches = _batches(task, "train", tokens, steps)
         for b in batches * warmup:
             trainer.train_step([b])

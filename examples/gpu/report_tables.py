@@ -14,9 +14,10 @@ loss, final loss scale and the hypotheses fairseq-generate wrote.
     python3 examples/gpu/report_tables.py examples/gpu/results/device_check.json --reference "transformer (again)"
     python3 examples/gpu/report_tables.py examples/gpu/results/device_check.json --part half
 
-``--reference`` picks the transformer's row: the run of 2026-11-27 timed it first after 3 untimed steps (239 ms a
-step; 59 ms when timed again last on the same batches), so its table takes the second row; the check has since
-trained every model once untimed on its timed batches first, and a later run can take the first.
+``--reference`` picks the transformer's row: the committed results/device_check.json timed it first after 3
+untimed steps (239 ms a step; 59 ms when timed again last on the same batches), so its table takes the second
+row; the check now trains every model once untimed on its timed batches first, and a newer JSON can take the
+first.
 """
 import argparse
 import json

@@ -18,7 +18,7 @@ its log (``summarise``): the training NLL at updates 125, 300 and 600, the logge
 scale, gradient norm, learning rate), the overflows with the parameters fairseq named, the validation NLL. It
 is rewritten every ``--every`` seconds while the runs train, so a job killed at its time limit still
 leaves what they logged. The logs are written outside RESULTS and packed at the end into
-RESULTS/stall_matrix_logs.tar.gz: two files, whatever the number of runs. ``--budget`` is a deadline:
+RESULTS/stall_matrix_logs.tar.gz. ``--budget`` is a deadline:
 each training also stops at fairseq's ``--stop-time-hours`` and is killed past it.
 """
 import argparse

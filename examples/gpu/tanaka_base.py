@@ -7,7 +7,7 @@ transformer) and collected by examples/recipes/results_table.py into one JSON pe
 The number of updates fits the time given (``--budget``): from the pace of an earlier run of this script (its
 tanaka_base.json in ``--speed``; by default the committed run of 1,100 updates on an H100, 202 ms an update
 for six models side by side), or from the speed phase of device_check.py (its JSON: the models' fp16 training
-step at 8,192 tokens, added up, times 1.4; that asked for 2.6 times the pace measured since), or, with neither,
+step at 8,192 tokens, added up, times 1.4: an estimate, 2.6 times faster than the committed run), or, with neither,
 ``--updates``. ``--precision`` trains in fp16 (the default), amp or fp32. Warm-up is a quarter of the updates (the recipe's base setting warms up over
 4,000 of 20,000). Each model is validated and saved once, at the end (its last checkpoint is the one scored).
 
@@ -19,8 +19,7 @@ evaluation is killed at the time left before collecting. Decoding caps its lengt
 --max-len-b 10``: an undertrained model would loop to 200 tokens at beam 4). RESULTS/tanaka_base.json is written
 after every phase (the setting, the machine and commit, each model's updates, times and exit), the logs go
 to WORK/logs and each scored model's JSON and translations to WORK/results, and RESULTS/tanaka_base.tar.gz packs
-both after each phase: RESULTS holds two files, so a job's output folder stays small,
-and a job killed at its time limit still leaves what it did.
+both after each phase, so that a job killed at its time limit still leaves what it did.
 """
 import argparse
 import json

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Tanaka multi-seed runs (seeds 2 and 3 of the rows that matter; seed 1 is each model's committed row), as
-# two queues, one per core (examples/recipes/queue.sh: resumable, a finished model is skipped):
+# two queues to run side by side (examples/recipes/queue.sh: resumable, a finished model is skipped):
 #
 #   bash examples/recipes/tanaka_seeds.sh A    # Ja->En transformer family: 16 models, then cky_lstm_lr001_seed3
 #   bash examples/recipes/tanaka_seeds.sh B    # En->Ja (10 models), then the Ja->En LSTM pair (4)

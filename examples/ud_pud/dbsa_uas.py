@@ -2,7 +2,8 @@
 900 training pairs, 50 valid, 50 test (docs/benchmarks.md). ``bash examples/ud_pud/dbsa_uas.sh`` runs it in the
 project's environment.
 
-Variables: PUD_DIR [work/ud_pud], SHARED [../shared], UPDATES [500].
+Variables: PUD_DIR [work/ud_pud], SHARED (the folder holding data/UD_*-PUD) [$FAIRSEQ_SYNTAX_SHARED or ../shared],
+UPDATES [500].
 """
 import os
 import shutil
@@ -21,7 +22,8 @@ SPLITS = (("train", slice(0, 900)), ("valid", slice(900, 950)), ("test", slice(9
 
 def main() -> int:
     work = os.environ.get("PUD_DIR") or os.path.join(ROOT, "work", "ud_pud")
-    shared = os.environ.get("SHARED") or os.path.join(ROOT, "..", "shared")
+    shared = (os.environ.get("SHARED") or os.environ.get("FAIRSEQ_SYNTAX_SHARED")
+              or os.path.join(ROOT, "..", "shared"))
     updates = os.environ.get("UPDATES") or "500"
     raw = os.path.join(work, "raw")
     os.makedirs(raw, exist_ok=True)
