@@ -82,6 +82,8 @@ class TextFile(io.TextIOBase):
         self._lines: List[str] = []  # decoded lines without their line ends, not returned yet from self._next on
         self._next = 0
         self._open_end = False  # the last of self._lines is the file's last line and has no line end
+        # bytes read ahead by next_text, not decoded yet from self._pos on, and the positions of their line ends
+        self._buf, self._pos, self._ends, self._end_i = b"", 0, None, 0
 
     @property
     def name(self) -> str:
@@ -93,7 +95,9 @@ class TextFile(io.TextIOBase):
     def _read_block(self, size: int, counted: bool = True) -> str:
         """At least ``size`` bytes (all when negative) extended to the end of a line, decoded; "" at the end.
         ``counted``: add its lines to the lines decoded (else the caller does)."""
-        raw = self._f.read() if size < 0 else self._f.read(size)
+        rest = self._buf[self._pos:]  # what next_text read ahead comes first
+        self._buf, self._pos, self._ends = b"", 0, None
+        raw = rest + (self._f.read() if size < 0 else self._f.read(size))
         if raw and size >= 0 and not raw.endswith(b"\n"):
             raw += self._f.readline()
         if not raw:
@@ -133,18 +137,41 @@ class TextFile(io.TextIOBase):
 
     def next_text(self, n: int) -> Tuple[str, int]:
         """(the next ``n`` lines as one text, each with its line end but the file's last as it is; how many: fewer
-        than ``n`` at the end of the file), joined from the decoded block without a string per line."""
+        than ``n`` at the end of the file), decoded in one piece from the bytes read: the lines are found by their
+        line ends' positions in the bytes, without a string per line."""
+        import numpy as np
+
         chunks: List[str] = []
         got = 0
+        if self._next < len(self._lines):  # lines decoded by readline and not returned yet come first
+            got = min(n, len(self._lines) - self._next)
+            chunks.append(self._pending(self._next, self._next + got))
+            self._next += got
         while got < n:
-            if self._next >= len(self._lines) and not self._fill():
-                break
-            take = min(n - got, len(self._lines) - self._next)
-            chunks.append(self._pending(self._next, self._next + take))
-            self._next += take
+            if self._ends is None or self._end_i >= len(self._ends):  # no whole line left: read on
+                rest, more = self._buf[self._pos:], self._f.read(BLOCK_BYTES)
+                self._buf, self._pos, self._ends, self._end_i = rest + more, 0, None, 0
+                if not more:
+                    if rest:  # the file's last line, without a line end
+                        chunks.append(self._decode(rest, 1))
+                        got += 1
+                    self._buf = b""
+                    break
+                self._ends = np.flatnonzero(np.frombuffer(self._buf, np.uint8) == 10)
+                continue
+            take = min(n - got, len(self._ends) - self._end_i)
+            cut = int(self._ends[self._end_i + take - 1]) + 1
+            chunks.append(self._decode(self._buf[self._pos:cut], take))
+            self._pos, self._end_i = cut, self._end_i + take
             got += take
         self.lineno += got
         return "".join(chunks), got
+
+    def _decode(self, raw: bytes, lines: int) -> str:
+        """``raw``, the next ``lines`` lines of the file, decoded (errors name the file's line)."""
+        text = decode_text(raw, self.path, self._decoded + 1)
+        self._decoded += lines
+        return text
 
     def __iter__(self) -> Iterator[str]:
         return self

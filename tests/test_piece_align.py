@@ -96,7 +96,7 @@ def test_pieces_that_do_not_spell_the_raw_text_need_the_model():
         align_sentence_pieces(Sentence(["ＡＢ"], [0], ["root"]), "ＡＢ", ["▁AB"])
 
 
-def _random_sentence(rng, n):
+def _random_sentence(rng, n, letters="abcdefgh"):
     """A random tree over n words with random forms, some of them glued to the next (no space between), some
     multiword tokens; its raw text and a random cut of that text into pieces (▁ where whitespace was, some bare)."""
     heads = [0] * n
@@ -104,7 +104,6 @@ def _random_sentence(rng, n):
     rng.shuffle(order)
     for k, w in enumerate(order[1:], 1):
         heads[w] = order[rng.randrange(k)] + 1
-    letters = "abcdefgh"
     words = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 4))) for _ in range(n)]
     tokens, token_of_word, w = [], [], 0
     while w < n:
@@ -159,6 +158,22 @@ def test_the_rule_against_a_character_by_character_reference():
         rows = list(zip(block.word[a:a + n].tolist(), block.head[a:a + n].tolist(),
                         [names[i] for i in block.label[a:a + n].tolist()], block.first_word[a:a + n].tolist()))
         assert rows == reference_alignment(sent, raw, plain_spans(raw, pieces))
+        a += n
+
+
+@pytest.mark.parametrize("letters", ["abcdefgh", "日本語のはを", "日本語の\U00020bb7\U0001f600"])
+def test_the_block_path_whatever_width_its_characters_take(letters):
+    """The block path compares the texts as arrays of one, two or four bytes a character (ASCII; the Basic
+    Multilingual Plane; beyond it, where UTF-16 would need two units for one character): each gives the
+    reference's alignment."""
+    rng = random.Random(3)
+    cases = [_random_sentence(rng, rng.randint(1, 9), letters) for _ in range(200)]
+    block = align_block_pieces(_sentence_trees([s for s, _, _ in cases]), [r for _, r, _ in cases],
+                               [" ".join(p) for _, _, p in cases])
+    a = 0
+    for (sent, raw, pieces), n in zip(cases, block.sizes.tolist()):
+        assert list(zip(block.word[a:a + n].tolist(), block.head[a:a + n].tolist())) == \
+            [row[:2] for row in reference_alignment(sent, raw, plain_spans(raw, pieces))]
         a += n
 
 

@@ -48,3 +48,25 @@ def test_next_text_at_the_end(tmp_path):
         assert f.next_text(2) == ("a\nb\n", 2)
         assert f.next_text(5) == ("c", 1)
         assert f.next_text(1) == ("", 0)
+
+
+def test_next_text_drops_the_bom_and_crlf_and_names_a_bad_bytes_line(tmp_path, monkeypatch):
+    """next_text decodes whole lines from the bytes it read: a byte-order mark at the start and the CR of CRLF
+    are dropped, and a byte that is not UTF-8 is named by the file's own line, blocks and reads before it
+    aside."""
+    from fairseq_syntax.errors import SyntaxDataError
+
+    monkeypatch.setattr(text_reading, "BLOCK_BYTES", 16)
+    lines = [f"文{i} x" for i in range(40)]
+    path = tmp_path / "t.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + "".join(x + "\r\n" for x in lines).encode("utf-8"))
+    with open_text(str(path)) as f:
+        assert f.readline() == lines[0] + "\n"
+        assert f.next_text(3) == ("".join(x + "\n" for x in lines[1:4]), 3)
+        assert f.next_text(100) == ("".join(x + "\n" for x in lines[4:]), 36)
+    bad = "".join(x + "\n" for x in lines).encode("utf-8").replace("文29".encode("utf-8"), b"\xff29")
+    path.write_bytes(bad)
+    with open_text(str(path)) as f:
+        assert f.next_text(20)[1] == 20
+        with pytest.raises(SyntaxDataError, match=r"t\.txt:30: not UTF-8 text \(byte 0xff at column 1\)"):
+            f.next_text(20)

@@ -50,15 +50,15 @@ def units_from_spans(trees: TreeArrays, token_start, token_end, piece_sizes, pie
 
     ``token_start`` / ``token_end``: each surface token's characters ``[start, end)``, ``piece_start`` the first
     non-space character of each piece (a piece that is only ``▁``: the next piece's), ``piece_end`` the end of
-    its characters; all as keys that order the block (a sentence's offsets plus its index times a stride larger
-    than any sentence), so no span reaches into another sentence. ``piece_sizes``: pieces per sentence (each
+    its characters; all as keys that order the block (a sentence's offsets plus a base past every key of the
+    sentences before it), so no span reaches into another sentence. ``piece_sizes``: pieces per sentence (each
     sentence has at least one)."""
     n = len(trees.word_sizes)
     tok_first = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.asarray(trees.token_sizes, dtype=np.int64), out=tok_first[1:])
     piece_sent = np.repeat(np.arange(n), piece_sizes)
     # a piece belongs to the token holding its first character (in a gap: the next token; after the last: the last)
-    token_of_piece = np.minimum(np.searchsorted(token_end, piece_start, "right"), tok_first[1:][piece_sent] - 1)
+    token_of_piece = np.minimum(_rank(token_end, piece_start), tok_first[1:][piece_sent] - 1)
     unit_of_token = _token_units(tok_first, token_start, token_end, piece_start, piece_end, token_of_piece)
     unit_of_piece = unit_of_token[token_of_piece]
     local, head, label, first_word = _unit_trees(trees, tok_first, unit_of_token)
@@ -67,12 +67,23 @@ def units_from_spans(trees: TreeArrays, token_start, token_end, piece_sizes, pie
                         np.asarray(piece_sizes, dtype=np.int64), first_word[unit_of_piece].astype(np.int32))
 
 
+def _rank(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(keys, queries, "right")`` (how many keys are at most each query) for ascending keys and
+    queries of at least 0: by counting the keys at every value where the values are few against the keys and
+    queries (a block's keys are about as many as its characters), else by binary search."""
+    if len(keys) and len(queries):
+        top = max(int(keys[-1]), int(queries.max())) + 1
+        if top <= 2 * (len(keys) + len(queries)):
+            return np.cumsum(np.bincount(keys, minlength=top))[queries]
+    return np.searchsorted(keys, queries, "right")
+
+
 def _token_units(tok_first, token_start, token_end, piece_start, piece_end, token_of_piece) -> np.ndarray:
     """The block-wide unit of each token: token t joins t - 1's unit when the piece holding t - 1's last character
     reaches into t; a unit no piece belongs to then joins the unit before it (a sentence's first, the one after)."""
     starts_sentence = np.zeros(len(token_start), dtype=bool)
     starts_sentence[tok_first[:-1][tok_first[1:] > tok_first[:-1]]] = True
-    holder = np.maximum(np.searchsorted(piece_start, token_end - 1, "right") - 1, 0)
+    holder = np.maximum(_rank(piece_start, token_end - 1) - 1, 0)
     shared = np.zeros(len(token_start), dtype=bool)
     shared[1:] = piece_end[holder[:-1]] > token_start[1:]
     new_unit = starts_sentence | ~shared
