@@ -88,6 +88,7 @@ def test_a_parameter_of_another_shape_is_named_with_both_shapes():
 # --- end to end on real text ----------------------------------------------------------------------------------
 import os  # noqa: E402
 import re  # noqa: E402
+import shutil  # noqa: E402
 
 from conftest import require_shared  # noqa: E402
 from helpers import USER_DIR, run, tool  # noqa: E402
@@ -125,22 +126,51 @@ def _translations(data, checkpoint):
     return sorted(re.findall(r"^H-(\d+)\t[^\t]*\t(.*)$", out, flags=re.M))
 
 
-@pytest.mark.parametrize("pre_norm", [False, pytest.param(True, marks=pytest.mark.slow)])
-def test_fine_tuning_a_vanilla_checkpoint_into_dep_rel_starts_as_it(multi30k, tmp_path, pre_norm):
-    """A vanilla transformer (fairseq's own architecture) trained 12 updates, then fairseq-syntax-train
-    --finetune-from-model into transformer_dep_rel at a learning rate too small to move anything: the same beam
-    translations of the test set as the vanilla checkpoint."""
-    data = str(multi30k / "bin")
-    norm = ["--encoder-normalize-before", "--decoder-normalize-before"] if pre_norm else []
-    run([tool("fairseq-train"), data, "--user-dir", USER_DIR, "--arch", "transformer", *TINY, *norm, *COMMON,
-         "--lr", "2e-3", "--max-update", "12", "--save-dir", str(tmp_path / "vanilla")])
-    vanilla = str(tmp_path / "vanilla" / "checkpoint_last.pt")
-    p = run([tool("fairseq-syntax-train"), data, "--arch", "transformer_dep_rel", *TINY, *norm, *COMMON, "--lr",
-             "1e-20", "--max-update", "1", "--finetune-from-model", vanilla, "--save-dir", str(tmp_path / "dep_rel")])
-    assert "started from a vanilla checkpoint: 12 mechanism parameter(s)" in p.stderr and " at zero" in p.stderr
-    tuned = str(tmp_path / "dep_rel" / "checkpoint_last.pt")
-    expected = _translations(data, vanilla)
-    assert len(expected) == 20 and _translations(data, tuned) == expected
+#: the presets whose mechanism parameters all start at zero (vanilla_start.ZERO_PARTS): the vanilla function
+FUNCTION_PRESERVING = ["transformer_rel", "transformer_dep", "transformer_dep_rel"]
+
+
+@pytest.fixture(scope="module", params=[False, pytest.param(True, marks=pytest.mark.slow)],
+                ids=["post-norm", "pre-norm"])
+def vanilla(multi30k, request):
+    """A vanilla transformer (fairseq's own architecture) trained 12 updates: its checkpoint and its norm options."""
+    norm = ["--encoder-normalize-before", "--decoder-normalize-before"] if request.param else []
+    save = multi30k / f"vanilla_{request.param}"
+    run([tool("fairseq-train"), str(multi30k / "bin"), "--user-dir", USER_DIR, "--arch", "transformer", *TINY,
+         *norm, *COMMON, "--lr", "2e-3", "--max-update", "12", "--save-dir", str(save)])
+    return str(save / "checkpoint_last.pt"), norm
+
+
+@pytest.mark.parametrize("arch", FUNCTION_PRESERVING)
+def test_fine_tuning_a_vanilla_checkpoint_starts_as_it(multi30k, vanilla, tmp_path, arch):
+    """fairseq-syntax-train --finetune-from-model from the vanilla checkpoint into each function-preserving
+    preset at a learning rate too small to move anything: the same beam translations of the test set as the
+    vanilla checkpoint, post-norm and pre-norm."""
+    data, (checkpoint, norm) = str(multi30k / "bin"), vanilla
+    p = run([tool("fairseq-syntax-train"), data, "--arch", arch, *TINY, *norm, *COMMON, "--lr", "1e-20",
+             "--max-update", "1", "--finetune-from-model", checkpoint, "--save-dir", str(tmp_path / arch)])
+    started = re.search(r"started from a vanilla checkpoint: (\d+) mechanism parameter\(s\) \(([^)]*)\) at (\w+)",
+                        p.stderr)
+    assert started and int(started[1]) > 0 and started[3] == "zero", p.stderr[-2000:]
+    expected = _translations(data, checkpoint)
+    assert len(expected) == 20 and _translations(data, str(tmp_path / arch / "checkpoint_last.pt")) == expected
+
+
+def test_a_checkpoint_of_another_dictionary_is_one_line(multi30k, vanilla, tmp_path):
+    """The same data with one more word in its dictionary: the embeddings' rows differ, named in one line."""
+    from test_failures import assert_one_line
+
+    checkpoint, norm = vanilla
+    other = tmp_path / "bin"
+    shutil.copytree(multi30k / "bin", other)
+    for d in other.glob("dict.*.txt"):
+        d.write_text(d.read_text(encoding="utf-8") + "zzunseen 1\n", encoding="utf-8")
+    rows = sum(1 for _ in open(other / "dict.en.txt", encoding="utf-8")) + 4  # fairseq's four specials
+    p = run([tool("fairseq-syntax-train"), str(other), "--arch", "transformer_dep_rel", *TINY, *norm, *COMMON,
+             "--lr", "1e-4", "--max-update", "1", "--finetune-from-model", checkpoint, "--save-dir",
+             str(tmp_path / "dep_rel")], check=False)
+    assert_one_line(p, f"{checkpoint}: its encoder.embed_tokens.weight is [{rows - 1}, 32], the model built here "
+                       f"has [{rows}, 32]")
 
 
 def test_a_checkpoint_of_another_size_is_one_line(multi30k, tmp_path):

@@ -107,11 +107,11 @@ def _code(words) -> str:
 
 def markdown() -> str:
     out = ["# Training settings", "",
-           "Every model of every dataset recipe (`train.sh MODEL` of the dataset's recipe) with the options it trains with. "
-           "Written by `python tests/test_settings.py --write` from the one table of training settings, "
-           "`fairseq_syntax/settings/` (do not edit this page: `tests/test_settings.py` checks it). "
+           "Every model of every dataset recipe (`train.sh MODEL`) with the options it trains with. Generated "
+           "from `fairseq_syntax/settings/` by `python tests/test_settings.py --write` (do not edit: the test "
+           "checks it). "
            "`fairseq-syntax-settings DATASET MODEL --json` prints one entry, `fairseq-syntax-settings` alone the "
-           "recipes and their models' names.", "",
+           "recipes and their models.", "",
            "The recipe adds the data-bin, `--task`, the language pair, `--save-dir` and the batch "
            "(`tokens:N` is `--max-tokens`, `sentences:N` `--batch-size`, split over GPUs with `--update-freq`: "
            "`fairseq-syntax-settings DATASET --gpus N` and [distributed.md](distributed.md)). "
@@ -119,8 +119,8 @@ def markdown() -> str:
            "another is that model decoded another way (nothing to train). Preparation (BPE, parsers, "
            "filters: the data variants) is in each dataset's `recipe.json`. The recipes with two sizes take "
            "`SIZE=cpu` (the default) or `SIZE=base`. A baseline's options are given in full; another model's as "
-           "BASELINE + OPTIONS: the baseline's options, OPTIONS given another value or added (the last of an "
-           "option given twice wins, as in fairseq), \"without\" those it drops.", ""]
+           "BASELINE + OPTIONS: the baseline's options, OPTIONS given another value or added (the last of a "
+           "repeated option wins, as in fairseq), \"without\" those it drops.", ""]
     tables = [(dataset, size, settings(dataset, size)) for dataset in sorted(DATASETS) for size in SIZES
               if size == "cpu" or settings(dataset, "cpu") != settings(dataset, "base")]
     shown = []  # (title, table) rendered so far: a recipe whose models are some of those is named, not repeated
