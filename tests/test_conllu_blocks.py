@@ -272,7 +272,7 @@ def _treebanks():
 
 
 @pytest.mark.slow  # every UD treebank: 7 s
-@pytest.mark.skipif(not _treebanks(), reason="../shared/data (UD treebanks) not present")
+@pytest.mark.skipif(not _treebanks(), reason="the shared UD treebanks ($FAIRSEQ_SYNTAX_SHARED/data) are not present")
 def test_ud_treebanks_read_as_read_conllu_reads_them(tmp_path):
     """Every UD treebank here (multiword tokens, empty nodes, comments): same sentences, and the same
     alignment to a BPE'd text of its surface tokens, in blocks that are mostly read by arrays."""

@@ -149,7 +149,7 @@ def test_a_split_compound_comes_back_whole(tmp_path):
 
 def test_the_scores_do_not_wait_on_matplotlib(systems, tmp_path, monkeypatch, capsys):
     """A bare GPU machine has no matplotlib: --json is written and --plot is left out with a line saying so
-    (the plot came first, so every evaluate.sh of the GPU table would have lost its scores)."""
+    (the scores do not wait on the plot)."""
     import sys
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError

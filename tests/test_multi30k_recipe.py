@@ -1,5 +1,5 @@
 """examples/multi30k-en-de: the recipe on a slice of the real Multi30k task-1 files with the real UDPipe models
-(skipped when ../shared or ufal.udpipe is absent), and the settings train.sh passes (no data needed)."""
+(skipped without the shared data or ufal.udpipe), and the settings train.sh passes (no data needed)."""
 import json
 import os
 import re

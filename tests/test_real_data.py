@@ -1,4 +1,4 @@
-"""Real treebanks (skipped when ../shared is absent): UD PUD En-De gold trees end to end."""
+"""Real treebanks (skipped without the shared data): UD PUD En-De gold trees end to end."""
 import os
 import re
 

@@ -256,7 +256,7 @@ def test_train_refuses_without_data_and_help_lists_models(tmp_path):
 @pytest.mark.slow
 def test_recipe_reads_local_data_real_text_and_parses_it(tmp_path):
     """LOCAL_DATA with real raw text (UD PUD English and German): the recipe parses the English with a real
-    parser (UDPipe 1, the EWT model in ../shared/models) and Moses-tokenises the German; sacreBLEU then
+    parser (UDPipe 1, the shared data's EWT model) and Moses-tokenises the German; sacreBLEU then
     scores detokenised output against the raw German."""
     pytest.importorskip("ufal.udpipe")
     from conftest import require_shared

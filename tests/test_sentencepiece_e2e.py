@@ -1,5 +1,5 @@
 """Everything downstream of a SentencePiece data-bin, from raw text with the parser inside (skipped without
-../shared): a tiny dependency + relative model trained on Multi30k En-De pieces (UDPipe on the English), then
+the shared data): a tiny dependency + relative model trained on Multi30k En-De pieces (UDPipe on the English), then
 fairseq-syntax-generate (a bare --remove-bpe joins the pieces), fairseq-syntax-evaluate on its output, the hub
 (its source tree the one prepare aligned), fairseq-syntax-interactive, a packed folder moved elsewhere, and a
 SentencePiece model replaced after training refused."""

@@ -1,4 +1,4 @@
-"""SentencePiece data-bins from real text with real parsers (skipped without ../shared): Multi30k En-De with
+"""SentencePiece data-bins from real text with real parsers (skipped without the shared data): Multi30k En-De with
 UDPipe on both sides and a model trained with the sentencepiece package (--spm-model), a Tanaka Ja-En slice with
 GiNZA and a model learned by prepare (--spm-vocab-size); fairseq-syntax-inspect against an alignment by character
 offsets computed here from the parser's own output; a BPE data-bin inspected; and the edges of one-sided syntax

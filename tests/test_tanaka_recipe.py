@@ -1,6 +1,6 @@
 """examples/tanaka-ja-en and tanaka-en-ja: one preparation with a parser per side (GiNZA for Japanese, UDPipe
 for English), both directions trained on it, scored on tokens that do not depend on the model's segmentation;
-and prepare's per-side parsers, loaded (and refused) before any parsing. Skipped without ../shared, GiNZA or
+and prepare's per-side parsers, loaded (and refused) before any parsing. Skipped without the shared data, GiNZA or
 ufal.udpipe."""
 import json
 import os

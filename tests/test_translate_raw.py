@@ -1,7 +1,7 @@
 """Translating raw text, the parse inside: prepare records how the data-bin was made; a tiny dep_rel model
 trained on the real Multi30k slice (UDPipe on both sides) is packed, loaded from the packed folder in a fresh
 process and translates raw, untokenised English sentences exactly as fairseq-generate translates the same
-sentences prepared by prepare; fairseq-interactive on raw text; bad input. Skipped without ../shared or
+sentences prepared by prepare; fairseq-interactive on raw text; bad input. Skipped without the shared data or
 ufal.udpipe."""
 import json
 import os

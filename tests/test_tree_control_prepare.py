@@ -1,4 +1,4 @@
-"""``prepare --tree-control`` on real trees (UD English and German PUD's gold parses, skipped without ../shared):
+"""``prepare --tree-control`` on real trees (UD English and German PUD's gold parses, skipped without the shared data):
 each kind's trees reach the data-bin as the control makes them (fairseq-syntax-inspect), the record names the
 control, its seed and the UAS against the trees it replaced, as the kind implies; a checkpoint trained on other
 trees than the data-bin's is refused."""

@@ -27,7 +27,7 @@ busy machine hits all of them alike; every pass over the batches gives a mean
 per batch, and the best pass (``--repeats``) is reported.
 
 Data: ``--data DIR`` (a data-bin with source and target syntax), or by
-default both of: UD English EWT train (``../shared/data``; gold trees, BPE
+default both of: UD English EWT train (``$FAIRSEQ_SYNTAX_SHARED/data``; gold trees, BPE
 through ``preprocess/prepare.py``, the treebank on both sides: real sentence
 lengths and trees) and the synthetic corpus (``preprocess/synth.py``), built
 once under ``--workdir``.
@@ -69,7 +69,7 @@ COLUMNS = ["tokens", "DBSA authors", "task tokens", "DBSA", "PASCAL", "dep", "S&
 # data
 # ---------------------------------------------------------------------------------------------------------------
 def ewt_data_bin(workdir):
-    """UD English EWT train as a data-bin with gold syntax on both sides (None without ../shared)."""
+    """UD English EWT train as a data-bin with gold syntax on both sides (None without the shared data)."""
     data = os.path.join(workdir, "ewt-data-bin")
     if os.path.exists(os.path.join(data, "train.src-tgt.tgt.heads.idx")):
         return data

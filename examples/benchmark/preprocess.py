@@ -4,8 +4,9 @@
 Prints (and writes as JSON with --json):
 
 * ``parse``: UDPipe 1 parse throughput (sentences/s) with 1 and 2 worker processes, raw text of UD English
-  EWT train (``../shared/data``) with ``../shared/models/en_ewt_udpipe_small.udpipe``; wall time of
-  ``parse_chunked`` as ``prepare`` and ``parse.py`` run it (worker start and model loading included);
+  EWT train (``$FAIRSEQ_SYNTAX_SHARED/data``, default ../shared) with its
+  ``models/en_ewt_udpipe_small.udpipe``; wall time of ``parse_chunked`` as ``prepare`` and ``parse.py`` run it
+  (worker start and model loading included);
   and, as its control, N independent processes running the UDPipe backend alone on n/N sentences each;
 * ``filter``: language-identification throughput (pairs/s) with 1 and 2 workers, UD PUD English-German
   sentence pairs repeated (langdetect by default: the slower tool, the PASCAL recipes');

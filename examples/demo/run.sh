@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job (README quickstart, first command): what syntax buys, in about 6 minutes on a 2-core CPU.
+# The demo (the README's first quickstart command): what syntax buys, in about 6 minutes on a 2-core CPU.
 # Sets up the environment once (examples/setup_env.sh), then examples/demo/demo.py generates the synthetic corpus,
 # prepares it, trains a transformer, dep_rel and DBSA side by side, translates, prints sacreBLEU and the parse
 # heads' UAS, and translates a new sentence with fairseq-interactive.

@@ -73,7 +73,7 @@ else
 fi
 # 2. the carry (the wheels, fairseq's source, the data); rebuilt each time: a minute, mostly pip
 bash examples/gpu/build_carry.sh "$TANAKA_WORK"
-# 3. what the GPU machine needs and what travels
+# 3. what the GPU machine needs, and the size of what is copied to it
 for f in manifest.txt tanaka/main/data-bin/.prepared tanaka/main/data-bin/dict.ja.txt; do
   [ -f "$CARRY/$f" ] || die "$CARRY/$f missing"
 done
@@ -84,7 +84,7 @@ tree_bytes=$(git ls-files -co --exclude-standard -z | xargs -0 -r stat -c %s 2>/
 total_mib=$(( (carry_bytes + tree_bytes + 1048575) / 1048576 ))
 say "carry $(( carry_bytes / 1048576 )) MiB + working tree $(( tree_bytes / 1048576 )) MiB = $total_mib MiB to copy"
 [ -z "${LIMIT_MIB:-}" ] || [ "$total_mib" -le $(( LIMIT_MIB - 2 )) ] ||
-  die "$total_mib MiB would travel: over LIMIT_MIB=$LIMIT_MIB (less 2 MiB for what is written meanwhile)"
+  die "$total_mib MiB to copy: over LIMIT_MIB=$LIMIT_MIB (less 2 MiB for what the job writes)"
 say "staged in $(( $(date +%s) - started )) s"
 carry_path=.carry
 if [ "$(cd "$CARRY" && pwd)" != "$ROOT/.carry" ]; then
